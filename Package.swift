@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, from the bottom up:
+//   TrackHubCore      pure Swift, no I/O, no C: geodesy, routes, animation, trips, fleet clustering
+//   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
+//   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
+//   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API
+//   trackhub          the command line (serve, token, simulate)
+//   trackhub-load     the load generator
+// Only the C* system-library targets see C headers; only the server and store import them.
+let package = Package(
+    name: "TrackHub",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "trackhub", targets: ["trackhub"]),
+        .executable(name: "trackhub-load", targets: ["trackhub-load"]),
+        .executable(name: "trackhub-bench", targets: ["TrackHubBench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "TrackHubCore"),
+        .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"]),
+        .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
+        .target(
+            name: "TrackHubServer",
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "CLibWebSockets"]
+        ),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer"]),
+        .executableTarget(
+            name: "trackhub-load",
+            dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets"]
+        ),
+        .executableTarget(
+            name: "TrackHubBench",
+            dependencies: ["TrackHubCore", "TrackHubProtocol"],
+            path: "bench/TrackHubBench"
+        ),
+        .testTarget(name: "TrackHubCoreTests", dependencies: ["TrackHubCore"]),
+        .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
+        .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
+        .testTarget(
+            name: "TrackHubServerTests",
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "CLibWebSockets"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,46 @@
+#ifndef TRACKHUB_CLIBWEBSOCKETS_SHIM_H
+#define TRACKHUB_CLIBWEBSOCKETS_SHIM_H
+/* The only place TrackHub includes libwebsockets. Macros that Swift cannot import
+   (expressions, multi-term option masks, variadic loggers) are re-exported here as
+   tiny inline functions. */
+#include <libwebsockets.h>
+
+/* Headroom lws needs in front of every payload handed to lws_write. */
+static inline size_t trackhub_lws_pre(void) { return LWS_PRE; }
+
+/* Option masks, as unsigned 64-bit values (the single-bit macros import as Int64). */
+static inline uint64_t trackhub_opt_libev(void) { return (uint64_t)LWS_SERVER_OPTION_LIBEV; }
+static inline uint64_t trackhub_opt_validate_utf8(void) { return (uint64_t)LWS_SERVER_OPTION_VALIDATE_UTF8; }
+static inline uint64_t trackhub_opt_explicit_vhosts(void) { return (uint64_t)LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
+static inline uint64_t trackhub_opt_do_ssl_global_init(void) { return (uint64_t)LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
+static inline uint64_t trackhub_opt_allow_listen_share(void) { return (uint64_t)LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE; }
+static inline uint64_t trackhub_opt_disable_os_ca_certs(void) { return (uint64_t)LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
+
+/* Log levels: errors and warnings only (the Debian libev plugin is chatty at NOTICE). */
+static inline void trackhub_lws_quiet_logs(void) { lws_set_log_level(LLL_ERR | LLL_WARN, NULL); }
+static inline void trackhub_lws_silent_logs(void) { lws_set_log_level(0, NULL); }
+
+/* Writes a text frame; the payload must sit after trackhub_lws_pre() bytes of headroom. */
+static inline int trackhub_lws_write_text(struct lws *wsi, unsigned char *payload, size_t len) {
+    return lws_write(wsi, payload, len, LWS_WRITE_TEXT);
+}
+static inline int trackhub_lws_write_http(struct lws *wsi, unsigned char *payload, size_t len) {
+    return lws_write(wsi, payload, len, LWS_WRITE_HTTP);
+}
+static inline int trackhub_lws_write_http_final(struct lws *wsi, unsigned char *payload, size_t len) {
+    return lws_write(wsi, payload, len, LWS_WRITE_HTTP_FINAL);
+}
+
+/* Header token ids used by the server (enum values import awkwardly). */
+static inline int trackhub_tok_get_uri(void) { return WSI_TOKEN_GET_URI; }
+static inline int trackhub_tok_post_uri(void) { return WSI_TOKEN_POST_URI; }
+static inline int trackhub_tok_put_uri(void) { return WSI_TOKEN_PUT_URI; }
+static inline int trackhub_tok_delete_uri(void) { return WSI_TOKEN_DELETE_URI; }
+static inline int trackhub_tok_options_uri(void) { return WSI_TOKEN_OPTIONS_URI; }
+static inline int trackhub_tok_origin(void) { return WSI_TOKEN_ORIGIN; }
+static inline int trackhub_tok_host(void) { return WSI_TOKEN_HOST; }
+static inline int trackhub_tok_authorization(void) { return WSI_TOKEN_HTTP_AUTHORIZATION; }
+static inline int trackhub_tok_content_length(void) { return WSI_TOKEN_HTTP_CONTENT_LENGTH; }
+static inline int trackhub_tok_uri_args(void) { return WSI_TOKEN_HTTP_URI_ARGS; }
+static inline int trackhub_tok_protocol(void) { return WSI_TOKEN_PROTOCOL; }
+#endif

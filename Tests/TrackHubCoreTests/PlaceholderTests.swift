@@ -1,0 +1,4 @@
+import Testing
+@testable import TrackHubCore
+
+@Test func moduleLoads() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import TrackHubProtocol
+
+@Test func moduleLoads() { #expect(Bool(true)) }

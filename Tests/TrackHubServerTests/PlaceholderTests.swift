@@ -1,0 +1,4 @@
+import Testing
+@testable import TrackHubServer
+
+@Test func moduleLoads() { #expect(Bool(true)) }

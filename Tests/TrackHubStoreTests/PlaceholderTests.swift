@@ -1,0 +1,4 @@
+import Testing
+@testable import TrackHubStore
+
+@Test func moduleLoads() { #expect(Bool(true)) }
