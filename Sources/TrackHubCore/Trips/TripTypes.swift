@@ -1,0 +1,80 @@
+/// The per-trip settings of PROTOCOL section 5, with their defaults.
+public struct TripConfig: Sendable, Codable, Equatable {
+    /// How close the marker must come to a waypoint or the destination to reach it (1–1 000 m).
+    public var arrivalBufferM: Double
+    /// How far a fix may be from the route and still be on it (10–10 000 m).
+    public var rerouteDistanceM: Double
+    /// Whether the trip holds at each waypoint until `proceed`.
+    public var waitAtWaypoints: Bool
+    /// Fixes implying a faster speed than this since the previous applied fix are outliers (1–1 000 m/s).
+    public var maxSpeedMps: Double
+
+    public init(
+        arrivalBufferM: Double = 50,
+        rerouteDistanceM: Double = 100,
+        waitAtWaypoints: Bool = true,
+        maxSpeedMps: Double = 70
+    ) {
+        self.arrivalBufferM = arrivalBufferM
+        self.rerouteDistanceM = rerouteDistanceM
+        self.waitAtWaypoints = waitAtWaypoints
+        self.maxSpeedMps = maxSpeedMps
+    }
+}
+
+/// A trip's status (PROTOCOL 6.10); the raw value is the wire spelling.
+public enum TripStatus: String, Sendable, Codable, CaseIterable {
+    case unknown, pending, moving, holding
+    case offRoute = "off_route"
+    case arrived, ended
+}
+
+/// One GPS fix as a courier sent it (PROTOCOL section 3, `fix`), already validated.
+public struct FixInput: Sendable, Equatable, Codable {
+    public var lat: Double
+    public var lon: Double
+    /// When the device took the fix, ms since the epoch.
+    public var ts: Int64
+    /// The courier's number for this fix, unique per trip; nil when not sent.
+    public var seq: Int64?
+    /// How long the animation to this fix should take; nil: derived (6.2).
+    public var durationMs: Double?
+    public var speedMps: Double?
+    public var heading: Double?
+    public var accuracyM: Double?
+
+    public init(
+        lat: Double, lon: Double, ts: Int64, seq: Int64? = nil, durationMs: Double? = nil,
+        speedMps: Double? = nil, heading: Double? = nil, accuracyM: Double? = nil
+    ) {
+        self.lat = lat
+        self.lon = lon
+        self.ts = ts
+        self.seq = seq
+        self.durationMs = durationMs
+        self.speedMps = speedMps
+        self.heading = heading
+        self.accuracyM = accuracyM
+    }
+
+    public var point: GeoPoint { GeoPoint(lat: lat, lon: lon) }
+}
+
+/// Why a stored fix was not animated; the raw value is the wire `reason`.
+public enum FixRefusal: String, Sendable, Codable, CaseIterable {
+    case duplicate
+    case outOfOrder = "out_of_order"
+    case outlier, holding, arrived, ended
+}
+
+/// The outcome of judging a fix (PROTOCOL 6.5 and the `ack` reasons).
+public enum FixVerdict: Sendable, Equatable {
+    case applied
+    case refused(FixRefusal)
+
+    public var isApplied: Bool { self == .applied }
+    public var refusal: FixRefusal? {
+        if case .refused(let r) = self { return r }
+        return nil
+    }
+}
