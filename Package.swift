@@ -28,8 +28,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "TrackHubCore"),
-        .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"]),
+        .target(name: "TrackHubCore", linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
         .target(
             name: "TrackHubServer",

@@ -43,4 +43,27 @@ static inline int trackhub_tok_authorization(void) { return WSI_TOKEN_HTTP_AUTHO
 static inline int trackhub_tok_content_length(void) { return WSI_TOKEN_HTTP_CONTENT_LENGTH; }
 static inline int trackhub_tok_uri_args(void) { return WSI_TOKEN_HTTP_URI_ARGS; }
 static inline int trackhub_tok_protocol(void) { return WSI_TOKEN_PROTOCOL; }
+
+/* A timer lws can schedule: the sul must come first so the callback can find its owner. */
+struct trackhub_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+};
+static inline void *trackhub_timer_owner(lws_sorted_usec_list_t *sul) {
+    return ((struct trackhub_timer *)sul)->owner;
+}
+static inline void trackhub_timer_schedule(struct lws_context *ctx, struct trackhub_timer *t,
+                                           sul_cb_t cb, int64_t delay_us) {
+    lws_sul_schedule(ctx, 0, &t->sul, cb, (lws_usec_t)delay_us);
+}
+static inline void trackhub_timer_cancel(struct trackhub_timer *t) { lws_sul_cancel(&t->sul); }
+
+/* Kills a connection from outside its own callback; lws sends the close frame set by
+   lws_close_reason if the socket takes it. */
+static inline void trackhub_lws_kill_async(struct lws *wsi) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+static inline void trackhub_lws_set_close_timeout(struct lws *wsi, int secs) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, secs);
+}
 #endif

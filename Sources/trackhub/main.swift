@@ -1,1 +1,22 @@
-print("trackhub")
+import Foundation
+
+let usage = """
+Usage: trackhub <command> [flags]
+
+Commands:
+  serve      run the hub (trackhub serve --help)
+  token      mint a token for a secured hub (trackhub token --help)
+  simulate   drive simulated couriers against a hub (trackhub simulate --help)
+"""
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "serve":
+    exit(ServeCommand.run(Array(arguments.dropFirst())))
+case "-h", "--help", "help", nil:
+    print(usage)
+    exit(arguments.isEmpty ? 2 : 0)
+default:
+    FileHandle.standardError.write(Data("trackhub: unknown command \(arguments[0])\n".utf8))
+    exit(2)
+}

@@ -1,0 +1,59 @@
+/// An HTTP method the hub answers.
+public enum HTTPMethod: String, Sendable {
+    case get = "GET", post = "POST", put = "PUT", delete = "DELETE", head = "HEAD", options = "OPTIONS", other = "OTHER"
+}
+
+/// One HTTP request as the hub sees it: already parsed, no C in sight.
+public struct HTTPRequest: Sendable {
+    public var connection: ConnectionID
+    public var method: HTTPMethod
+    /// The decoded path, e.g. `/v1/trips/T1`.
+    public var path: String
+    /// Query arguments in order, decoded.
+    public var query: [(name: String, value: String)]
+    public var origin: String?
+    public var host: String?
+    public var authorization: String?
+    public var peerAddress: String
+    public var body: [UInt8]
+
+    /// The first value of a query argument.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}
+
+/// The answer to an HTTP request.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var contentType: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, contentType: String = "application/json", headers: [(name: String, value: String)] = [], body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What a WebSocket upgrade request carries, for the hub to accept or refuse it.
+public struct UpgradeRequest: Sendable {
+    public var path: String
+    public var query: [(name: String, value: String)]
+    public var origin: String?
+    public var host: String?
+    public var peerAddress: String
+
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+}
+
+/// The hub's answer to an upgrade request.
+public enum UpgradeDecision: Sendable {
+    case accept
+    /// Refused with this HTTP status (401, 403, 404, 429).
+    case refuse(status: Int)
+}

@@ -1,0 +1,155 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// Trip commands: create, proceed, reroute, end. Each is answered once stored.
+extension Hub {
+    /// A trip to create, already validated by the protocol layer.
+    struct NewTrip {
+        var id: String?
+        var route: Route?
+        var waypoints: [GeoPoint]
+        var destination: GeoPoint?
+        var config: TripConfig
+        var riderJSON: [UInt8]?
+    }
+
+    func createTrip(_ request: NewTrip, now: Int64, reply connection: ConnectionID) {
+        let id = request.id ?? makeTripID()
+        if trips[id] != nil || pendingCreates.contains(id) {
+            respondError(connection, ProtocolError(.conflict, "id: trip \(id) already exists"))
+            return
+        }
+        var trip: Trip
+        do {
+            trip = try Trip(id: id, route: request.route, waypoints: request.waypoints, destination: request.destination, config: request.config, now: now)
+        } catch {
+            respondError(connection, ProtocolError(.badRequest, "\(error.field): \(error.message)"))
+            return
+        }
+        let created = trip.created(now: now)
+        let createdTrip = trip
+        let payload = ServerMessages.eventPayload(trip: id, created)
+        pendingCreates.insert(id)
+        let records: [StoreRecord] = [
+            .tripState(createdTrip, createdAt: now, riderJSON: request.riderJSON),
+            .event(tripID: id, n: created.n, encoded: payload),
+        ]
+        persist(records) { [self] result in
+            pendingCreates.remove(id)
+            switch result {
+            case .failure(let error):
+                respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
+            case .success:
+                let entry = TripEntry(trip: createdTrip, createdAt: now, slot: nextSlot, riderJSON: request.riderJSON)
+                nextSlot += 1
+                trips[id] = entry
+                let answerTime = wallClockMillis()
+                respond(connection, status: 201, json: ServerMessages.tripBody(.init(id: id, entry: entry, trail: [], now: answerTime)))
+                // Viewers who subscribed before the trip existed: the event, then the state.
+                sendEvents([(created.n, payload)], trip: id)
+                sendSnapshotToSubscribers(trip: id, now: answerTime)
+            }
+        }
+    }
+
+    func proceed(trip id: String, now: Int64, reply: Reply) {
+        guard var entry = trips[id] else {
+            answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist"))
+            return
+        }
+        let events: [TripEvent]
+        do {
+            events = try entry.trip.proceed(now: now)
+        } catch {
+            answerFailure(reply, ProtocolError(.conflict, "trip \(id) is \(entry.trip.status.rawValue), not holding"))
+            return
+        }
+        trips[id] = entry
+        storeStateAndSend(events, trip: id) { [self] result in
+            switch result {
+            case .failure(let error):
+                answerFailure(reply, ProtocolError(.unavailable, "proceed not stored: \(error)"))
+            case .success:
+                switch reply {
+                case .webSocket(let connection, let re):
+                    enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
+                case .http(let connection):
+                    respondTrip(connection, id: id, status: 200)
+                }
+            }
+        }
+    }
+
+    func reroute(trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, now: Int64, reply connection: ConnectionID) {
+        guard var entry = trips[id] else {
+            respondError(connection, ProtocolError(.notFound, "trip \(id) does not exist"))
+            return
+        }
+        if entry.trip.status == .arrived || entry.trip.status == .ended {
+            respondError(connection, ProtocolError(.conflict, "route: trip \(id) is \(entry.trip.status.rawValue)"))
+            return
+        }
+        let events: [TripEvent]
+        do {
+            events = try entry.trip.reroute(route: route, waypoints: waypoints, destination: destination, now: now)
+        } catch {
+            respondError(connection, ProtocolError(.badRequest, "\(error.field): \(error.message)"))
+            return
+        }
+        if let rest = entry.trip.remainingSegment(at: now) { entry.lastSegment = rest }
+        trips[id] = entry
+        if entry.trip.isAnimating(at: now) { animating.insert(id) }
+        storeStateAndSend(events, trip: id) { [self] result in
+            switch result {
+            case .failure(let error):
+                respondError(connection, ProtocolError(.unavailable, "route not stored: \(error)"))
+            case .success:
+                respondTrip(connection, id: id, status: 200)
+                sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            }
+        }
+    }
+
+    func endTrip(_ id: String, now: Int64, reply connection: ConnectionID?) {
+        guard var entry = trips[id] else {
+            if let connection { respondError(connection, ProtocolError(.notFound, "trip \(id) does not exist")) }
+            return
+        }
+        let events = entry.trip.end(now: now)
+        if events.isEmpty {
+            if let connection { respondTrip(connection, id: id, status: 200) }
+            return
+        }
+        entry.endedAt = now
+        trips[id] = entry
+        animating.remove(id)
+        storeStateAndSend(events, trip: id) { [self] result in
+            guard let connection else { return }
+            switch result {
+            case .failure(let error):
+                respondError(connection, ProtocolError(.unavailable, "end not stored: \(error)"))
+            case .success:
+                respondTrip(connection, id: id, status: 200)
+            }
+        }
+    }
+
+    /// A fresh snapshot to every subscriber (after creation or a new route).
+    func sendSnapshotToSubscribers(trip id: String, now: Int64) {
+        guard let followers = subscribers[id], !followers.isEmpty else { return }
+        let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
+        let message = ServerMessages.snapshot(.init(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
+        _ = broadcast(message, trip: id)
+    }
+
+    private func makeTripID() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        var generator = SystemRandomNumberGenerator()
+        var id: String
+        repeat {
+            id = "t-" + String((0..<10).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
+        } while trips[id] != nil || pendingCreates.contains(id)
+        return id
+    }
+}

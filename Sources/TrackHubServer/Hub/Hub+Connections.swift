@@ -1,0 +1,161 @@
+import TrackHubCore
+import TrackHubProtocol
+
+/// Accepting, feeding and closing WebSocket connections.
+extension Hub {
+    func upgradeRequested(_ request: UpgradeRequest) -> UpgradeDecision {
+        if request.path != "/v1/ws" {
+            metrics.upgradesRefused += 1
+            return .refuse(status: 404)
+        }
+        if draining {
+            metrics.upgradesRefused += 1
+            return .refuse(status: 503)
+        }
+        if !isOriginAllowed(origin: request.origin, host: request.host) {
+            metrics.upgradesRefused += 1
+            return .refuse(status: 403)
+        }
+        if config.maxConnsPerIP > 0, connectionsPerAddress[request.peerAddress, default: 0] >= config.maxConnsPerIP {
+            metrics.upgradesRefused += 1
+            return .refuse(status: 429)
+        }
+        return .accept
+    }
+
+    func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
+        let now = wallClockMillis()
+        sessions[id] = Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: .everything)
+        connectionsPerAddress[request.peerAddress, default: 0] += 1
+        metrics.connectionsOpened += 1
+        metrics.connectionsOpen += 1
+    }
+
+    func connectionClosed(_ id: ConnectionID) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        metrics.connectionsOpen -= 1
+        let remaining = (connectionsPerAddress[session.peerAddress] ?? 1) - 1
+        connectionsPerAddress[session.peerAddress] = remaining > 0 ? remaining : nil
+        for trip in session.subscriptions.keys {
+            removeSubscriber(id, from: trip)
+        }
+        if let key = session.viewportKey { fleetViewportRemoved(id, key: key) }
+    }
+
+    func connectionReceived(_ id: ConnectionID, message: [UInt8]) {
+        metrics.messagesIn += 1
+        guard let session = sessions[id], !session.isClosing else { return }
+        let now = wallClockMillis()
+        let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
+        switch decoded.result {
+        case .failure(let error):
+            sendError(to: id, re: decoded.id, error)
+        case .success(let clientMessage):
+            handle(clientMessage, re: decoded.id, from: id, now: now)
+        }
+    }
+
+    func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)? {
+        guard var session = sessions[id] else { return nil }
+        session.awaitingWritable = false
+        guard let message = session.queue.pop() else {
+            sessions[id] = session
+            return nil
+        }
+        if session.queue.unsentBytes <= config.maxUnsentBytes { session.overLimitSince = nil }
+        let hasMore = !session.queue.isEmpty
+        if hasMore { session.awaitingWritable = true }
+        sessions[id] = session
+        metrics.messagesOut += 1
+        metrics.bytesOut += message.count
+        return (message, hasMore)
+    }
+
+    // MARK: - Queueing
+
+    /// Queues one message to a connection and asks for a writeable callback if needed.
+    func enqueue(_ message: OutboundMessage, to id: ConnectionID) {
+        guard var session = sessions[id], !session.isClosing else { return }
+        if session.queue.push(message) { metrics.framesDropped += 1 }
+        if session.queue.unsentBytes > config.maxUnsentBytes, session.overLimitSince == nil {
+            session.overLimitSince = wallClockMillis()
+        }
+        let needsWritable = !session.awaitingWritable
+        session.awaitingWritable = true
+        sessions[id] = session
+        if needsWritable { host.requestWritable(id) }
+    }
+
+    /// Queues a payload without headroom (small replies).
+    func enqueue(payload: [UInt8], to id: ConnectionID) {
+        enqueue(OutboundMessage(payload: payload), to: id)
+    }
+
+    func sendError(to id: ConnectionID, re: MessageID?, _ error: ProtocolError) {
+        metrics.errorsOut[error.code.rawValue, default: 0] += 1
+        enqueue(payload: ServerReplies.error(re: re, error), to: id)
+    }
+
+    /// Closes a connection with a WebSocket close code; nothing more is queued to it.
+    func closeSession(_ id: ConnectionID, code: UInt16, reason: String) {
+        guard var session = sessions[id], !session.isClosing else { return }
+        session.isClosing = true
+        session.queue.removeAll()
+        sessions[id] = session
+        host.close(id, code: code, reason: reason)
+    }
+
+    /// Closes connections whose unsent data stayed over the limit too long (PROTOCOL 7).
+    func closeSlowConsumers(now: Int64) {
+        for (id, session) in sessions {
+            guard let since = session.overLimitSince, !session.isClosing else { continue }
+            if session.queue.unsentBytes <= config.maxUnsentBytes {
+                sessions[id]?.overLimitSince = nil
+                continue
+            }
+            if now - since >= config.maxUnsentDurationMs {
+                metrics.slowConsumerCloses += 1
+                closeSession(id, code: 1008, reason: "unsent data over the limit")
+            }
+        }
+    }
+
+    // MARK: - Subscriptions
+
+    func addSubscriber(_ id: ConnectionID, to trip: String, mode: SubscriptionMode) {
+        if subscribers[trip]?[id] == nil { metrics.subscriptions += 1 }
+        subscribers[trip, default: [:]][id] = mode
+        sessions[id]?.subscriptions[trip] = mode
+    }
+
+    func removeSubscriber(_ id: ConnectionID, from trip: String) {
+        guard subscribers[trip]?.removeValue(forKey: id) != nil else { return }
+        metrics.subscriptions -= 1
+        if subscribers[trip]?.isEmpty == true { subscribers[trip] = nil }
+        sessions[id]?.subscriptions[trip] = nil
+        if let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
+    }
+
+    /// Sends one message to every subscriber of a trip, optionally only those in one mode.
+    func broadcast(_ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil) -> Int {
+        guard let followers = subscribers[trip] else { return 0 }
+        var delivered = 0
+        for (id, followerMode) in followers where mode == nil || followerMode == mode {
+            enqueue(message, to: id)
+            delivered += 1
+        }
+        return delivered
+    }
+
+    // MARK: - Origins
+
+    /// PROTOCOL 1: a browser's Origin must match the Host or be allowed by `--allow-origin`.
+    func isOriginAllowed(origin: String?, host: String?) -> Bool {
+        guard let origin, !origin.isEmpty else { return true }
+        if config.allowOrigins.contains("*") || config.allowOrigins.contains(origin) { return true }
+        guard let host else { return false }
+        var authority = Substring(origin)
+        if let range = authority.range(of: "://") { authority = authority[range.upperBound...] }
+        return authority.lowercased() == host.lowercased()
+    }
+}

@@ -1,0 +1,126 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// Where the answer to a command goes once its change is stored.
+enum Reply: Sendable {
+    case webSocket(ConnectionID, MessageID?)
+    case http(ConnectionID)
+}
+
+/// The fix pipeline: judge on arrival, store, then (once committed) animate and ack.
+/// PROTOCOL 7: nothing is acked or shown before it is stored.
+extension Hub {
+    /// Judges fixes of one trip in order, stores them in one batch, and once that batch
+    /// is durable applies the applied ones and answers.
+    func submitFixes(trip: String, fixes: [FixInput], now: Int64, reply: Reply) {
+        guard var entry = trips[trip] else { return }
+        let verdicts = fixes.map { entry.trip.judge($0) }
+        trips[trip] = entry
+        let records = zip(fixes, verdicts).map { fix, verdict in
+            StoreRecord.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: now)
+        }
+        persist(records) { [self] result in
+            switch result {
+            case .failure(let error):
+                answerFailure(reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
+            case .success:
+                let commitTime = wallClockMillis()
+                for (fix, verdict) in zip(fixes, verdicts) where verdict.isApplied {
+                    applyCommittedFix(trip: trip, fix: fix, now: commitTime)
+                }
+                answerFixes(reply, trip: trip, fixes: fixes, verdicts: verdicts)
+            }
+        }
+    }
+
+    private func applyCommittedFix(trip: String, fix: FixInput, now: Int64) {
+        guard var entry = trips[trip] else { return }
+        let (segment, events) = entry.trip.apply(fix, now: now)
+        metrics.fixesApplied += 1
+        if let segment {
+            entry.segmentSeq += 1
+            entry.lastSegment = segment
+            animating.insert(trip)
+            let message = ServerMessages.segment(trip: trip, seq: entry.segmentSeq, segment, slot: entry.slot)
+            trips[trip] = entry
+            metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
+        } else {
+            trips[trip] = entry
+        }
+        storeStateAndSend(events, trip: trip)
+    }
+
+    private func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
+        switch reply {
+        case .webSocket(let id, let re):
+            for (fix, verdict) in zip(fixes, verdicts) {
+                metrics.acksOut += 1
+                enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
+            }
+        case .http(let id):
+            var w = JSONWriter(headroom: 0, capacity: 64 + fixes.count * 48)
+            w.beginObject()
+            w.key("acks")
+            w.beginArray()
+            for (fix, verdict) in zip(fixes, verdicts) {
+                w.beginObject()
+                w.field("trip", trip)
+                if let seq = fix.seq { w.field("seq", seq) }
+                w.field("applied", verdict.isApplied)
+                if let reason = verdict.refusal { w.field("reason", reason.rawValue) }
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+            metrics.acksOut += fixes.count
+            respond(id, status: 200, json: w.finish())
+        }
+    }
+
+    /// Answers a command that could not be carried out.
+    func answerFailure(_ reply: Reply, _ error: ProtocolError) {
+        switch reply {
+        case .webSocket(let id, let re): sendError(to: id, re: re, error)
+        case .http(let id): respondError(id, error)
+        }
+    }
+
+    /// Stores a trip's state with its new events, then sends the events (PROTOCOL 7: an
+    /// event is stored before it is sent). `then` runs after the events went out.
+    func storeStateAndSend(_ events: [TripEvent], trip: String, then: (@Sendable (Result<Void, StoreError>) -> Void)? = nil) {
+        guard let entry = trips[trip] else { return }
+        var records: [StoreRecord] = [.tripState(entry.trip, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
+        let encoded = events.map { ServerMessages.eventPayload(trip: trip, $0) }
+        for (event, payload) in zip(events, encoded) {
+            records.append(.event(tripID: trip, n: event.n, encoded: payload))
+        }
+        persist(records) { [self] result in
+            if case .success = result {
+                sendEvents(zip(events, encoded).map { ($0.n, $1) }, trip: trip)
+            }
+            then?(result)
+        }
+    }
+
+    /// Sends stored events to every subscriber of the trip, in order.
+    func sendEvents(_ events: [(n: Int, payload: [UInt8])], trip: String) {
+        for event in events {
+            let message = OutboundMessage(payload: event.payload)
+            metrics.eventsOut += broadcast(message, trip: trip)
+            lastBroadcastEvent[trip] = max(lastBroadcastEvent[trip] ?? 0, event.n)
+        }
+    }
+
+    /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.
+    func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        storeBatchesInFlight += 1
+        store.append(records) { [self] result in
+            runOnServiceThread { [self] in
+                storeBatchesInFlight -= 1
+                if case .failure = result { metrics.storeFailures += 1 }
+                then(result)
+            }
+        }
+    }
+}

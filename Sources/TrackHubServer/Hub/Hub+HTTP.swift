@@ -1,0 +1,232 @@
+import Foundation
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// The HTTP side of the hub: the API of PROTOCOL section 5, health, metrics and the web client.
+extension Hub {
+    func httpRequest(_ request: HTTPRequest) {
+        metrics.httpRequests += 1
+        let now = wallClockMillis()
+        if !isOriginAllowed(origin: request.origin, host: request.host) {
+            respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
+            return
+        }
+        let path = request.path
+        if path == "/healthz" { return respondHealth(request) }
+        if path == "/metrics" {
+            let text = metrics.render(trips: trips.count, movingTrips: animating.count, draining: draining)
+            return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
+        }
+        if path.hasPrefix("/v1/") {
+            do {
+                try routeAPI(request, now: now)
+            } catch {
+                respondError(request.connection, error)
+            }
+            return
+        }
+        serveWebClient(request)
+    }
+
+    private func respondHealth(_ request: HTTPRequest) {
+        let status: String
+        if draining { status = "draining" } else if !store.isHealthy { status = "unavailable" } else { status = "ok" }
+        var w = JSONWriter(headroom: 0, capacity: 128)
+        w.beginObject()
+        w.field("status", status)
+        w.field("trips", trips.count)
+        w.field("connections", sessions.count)
+        w.field("server", serverName)
+        w.endObject()
+        respond(request.connection, status: status == "ok" ? 200 : 503, json: w.finish())
+    }
+
+    /// `/v1/...` routes. Throws the error to answer with.
+    private func routeAPI(_ request: HTTPRequest, now: Int64) throws(ProtocolError) {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)
+        guard var query = try? QueryString.parse("") else { throw .badRequest("query string") }
+        query.items = request.query
+        let connection = request.connection
+        switch (request.method, parts.count, parts.first) {
+        case (.get, 1, "trips"):
+            listTrips(connection, try TripListQuery.parse(query), now: now)
+        case (.post, 1, "trips"):
+            let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
+            createTrip(NewTrip(
+                id: body.id, route: try makeRoute(body.route), waypoints: body.waypoints, destination: body.destination,
+                config: body.config, riderJSON: body.rider.map { riderBytes($0) }), now: now, reply: connection)
+        case (.get, 3, "fleet") where parts[1] == "clusters":
+            try fleetClustersHTTP(connection, try ClustersQuery.parse(query), now: now)
+        case (_, _, "trips") where parts.count >= 2:
+            let id = parts[1]
+            guard TripID.isValid(id) else { throw .badRequest("trip id \(id) is not a valid id") }
+            try routeTrip(request, id: id, rest: Array(parts.dropFirst(2)), query: query, now: now)
+        default:
+            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
+        }
+    }
+
+    private func routeTrip(_ request: HTTPRequest, id: String, rest: [String], query: QueryString, now: Int64) throws(ProtocolError) {
+        let connection = request.connection
+        guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
+        switch (request.method, rest.first) {
+        case (.get, nil):
+            respondTrip(connection, id: id, status: 200)
+        case (.delete, nil):
+            endTrip(id, now: now, reply: connection)
+        case (.put, "route") where rest.count == 1:
+            let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
+            guard let route = try makeRoute(body.route) else { throw .badRequest("route is required") }
+            reroute(trip: id, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: connection)
+        case (.post, "fixes") where rest.count == 1:
+            let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
+            metrics.fixesIn += body.fixes.count
+            if body.fixes.isEmpty {
+                respond(connection, status: 200, json: Array(#"{"acks":[]}"#.utf8))
+            } else {
+                submitFixes(trip: id, fixes: body.fixes, now: now, reply: .http(connection))
+            }
+        case (.post, "proceed") where rest.count == 1:
+            proceed(trip: id, now: now, reply: .http(connection))
+        case (.get, "trail") where rest.count == 1:
+            let trail = try TrailQuery.parse(query)
+            respondTrail(connection, id: id, trail)
+        default:
+            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
+        }
+    }
+
+    /// Turns a validated route input into a core `Route`, with errors naming the field.
+    func makeRoute(_ input: RouteInput?) throws(ProtocolError) -> Route? {
+        guard let input else { return nil }
+        let points: [GeoPoint]
+        let field: String
+        switch input {
+        case .points(let given):
+            points = given
+            field = "route"
+        case .polyline(let text):
+            field = "route_polyline"
+            do {
+                points = try Polyline.decode(text)
+            } catch {
+                throw .badRequest("route_polyline is not a valid encoded polyline (at character \(error.offset))")
+            }
+        }
+        if points.count > config.maxRoutePoints {
+            throw .tooLarge("\(field) has \(points.count) points; the limit is \(config.maxRoutePoints)")
+        }
+        do {
+            return try Route(points: points)
+        } catch {
+            switch error {
+            case .tooFewPoints: throw .badRequest("\(field) needs at least 2 points")
+            case .zeroLength: throw .badRequest("\(field) has zero length")
+            case .invalidCoordinate(let index): throw .badRequest("\(field)[\(index)] is not a valid coordinate")
+            }
+        }
+    }
+
+    private func riderBytes(_ rider: JSONValue) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 64)
+        w.value(rider)
+        return w.finish()
+    }
+
+    private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64) {
+        let wanted = query.statuses.map(Set.init)
+        // Bytewise order of ids (PROTOCOL 5), the same as comparing their UTF-8.
+        let ids = trips.keys.filter { id in
+            if let after = query.after, !id.utf8.lexicographicallyPrecedes(after.utf8) && id != after {
+                // keep ids strictly after `after`
+            } else if query.after != nil {
+                return false
+            }
+            guard let status = trips[id]?.trip.status else { return false }
+            return wanted?.contains(status) ?? true
+        }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let page = ids.prefix(query.limit)
+        var w = JSONWriter(headroom: 0, capacity: 256 + page.count * 400)
+        w.beginObject()
+        w.key("trips")
+        w.beginArray()
+        for id in page {
+            w.beginObject()
+            ServerMessages.writeTripFields(&w, .init(id: id, entry: trips[id], trail: [], now: now, includeRoute: false, includeTrail: false))
+            w.endObject()
+        }
+        w.endArray()
+        w.field("next", ids.count > page.count ? page.last : nil)
+        w.endObject()
+        respond(connection, status: 200, json: w.finish())
+    }
+
+    func respondTrip(_ connection: ConnectionID, id: String, status: Int) {
+        let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
+        respond(connection, status: status, json: ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis())))
+    }
+
+    private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery) {
+        let fixes: [StoredFix]
+        do {
+            fixes = try store.trail(tripID: id, from: query.from, to: query.to, limit: 1_000_000)
+        } catch {
+            respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
+            return
+        }
+        var w = JSONWriter(headroom: 0, capacity: 128 + fixes.count * 64)
+        w.beginObject()
+        w.field("type", "Feature")
+        w.key("geometry")
+        if fixes.count >= 2 {
+            w.beginObject()
+            w.field("type", "LineString")
+            w.key("coordinates")
+            w.beginArray()
+            for stored in fixes { w.lonLat(lon: stored.fix.lon, lat: stored.fix.lat) }
+            w.endArray()
+            w.endObject()
+        } else {
+            w.null()
+        }
+        w.key("properties")
+        w.beginObject()
+        w.field("trip", id)
+        w.key("ts")
+        w.beginArray()
+        for stored in fixes { w.int(stored.fix.ts) }
+        w.endArray()
+        w.key("seq")
+        w.beginArray()
+        for stored in fixes {
+            if let seq = stored.fix.seq { w.int(seq) } else { w.null() }
+        }
+        w.endArray()
+        w.key("reason")
+        w.beginArray()
+        for stored in fixes {
+            if let reason = stored.refusal { w.string(reason.rawValue) } else { w.null() }
+        }
+        w.endArray()
+        w.endObject()
+        w.endObject()
+        respond(connection, status: 200, json: w.finish())
+    }
+
+    // MARK: - Responses
+
+    func respond(_ connection: ConnectionID, status: Int, json: [UInt8]) {
+        respond(connection, HTTPResponse(status: status, headers: [("cache-control", "no-store")], body: json))
+    }
+
+    func respond(_ connection: ConnectionID, _ response: HTTPResponse) {
+        host.respond(connection, response)
+    }
+
+    func respondError(_ connection: ConnectionID, _ error: ProtocolError) {
+        metrics.errorsOut[error.code.rawValue, default: 0] += 1
+        respond(connection, status: error.code.httpStatus, json: ServerReplies.httpError(error))
+    }
+}
+

@@ -1,0 +1,77 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// The WebSocket ops of PROTOCOL section 3.
+extension Hub {
+    func handle(_ message: ClientMessage, re: MessageID?, from id: ConnectionID, now: Int64) {
+        switch message {
+        case .hello:
+            enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
+        case .ping:
+            enqueue(payload: ServerReplies.pong(re: re, t: now), to: id)
+        case .subscribe(let trip, let mode, let sinceEvent):
+            subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, re: re, now: now)
+        case .unsubscribe(let trip):
+            removeSubscriber(id, from: trip)
+            enqueue(payload: ServerReplies.unsubscribed(re: re, trip: trip, reason: nil), to: id)
+        case .fix(let trip, let fix):
+            receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
+        case .proceed(let trip):
+            proceed(trip: trip, now: now, reply: .webSocket(id, re))
+        case .viewport(let viewport):
+            setViewport(id, viewport: viewport, re: re)
+        }
+    }
+
+    private func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
+        guard let session = sessions[id] else { return }
+        if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
+            sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
+            return
+        }
+        if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {
+            sessions[id]?.queue.removeFrames(ofSlot: slot)
+        }
+        addSubscriber(id, to: trip, mode: mode)
+        let entry = trips[trip]
+        let trail = (try? store.recentFixes(tripID: trip, count: 100)) ?? []
+        let lastSent = lastBroadcastEvent[trip] ?? 0
+        var recovered: Bool?
+        var replay: [[UInt8]] = []
+        if let sinceEvent {
+            if sinceEvent > (entry?.trip.lastEventNumber ?? 0) {
+                recovered = false
+            } else {
+                recovered = true
+                // Only events already sent live: later ones are on their way as live messages.
+                let wanted = max(0, lastSent - sinceEvent)
+                if wanted > 0 {
+                    replay = (try? store.events(tripID: trip, after: sinceEvent, limit: wanted)) ?? []
+                }
+            }
+        }
+        let view = ServerMessages.TripView(id: trip, entry: entry, trail: trail, now: now)
+        enqueue(ServerMessages.snapshot(view, re: re, recovered: recovered), to: id)
+        for event in replay { enqueue(payload: event, to: id) }
+        if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
+            enqueue(ServerMessages.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
+        }
+    }
+
+    private func receiveFix(from id: ConnectionID, trip: String, fix: FixInput, re: MessageID?, now: Int64) {
+        metrics.fixesIn += 1
+        guard var session = sessions[id] else { return }
+        if !session.takeFixToken(now: now, ratePerSecond: config.maxFixRate) {
+            sessions[id] = session
+            sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
+            return
+        }
+        sessions[id] = session
+        guard trips[trip] != nil else {
+            sendError(to: id, re: re, ProtocolError(.notFound, "trip \(trip) does not exist"))
+            return
+        }
+        submitFixes(trip: trip, fixes: [fix], now: now, reply: .webSocket(id, re))
+    }
+}

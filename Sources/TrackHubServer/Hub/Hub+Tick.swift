@@ -1,0 +1,54 @@
+import TrackHubCore
+
+/// The tick (PROTOCOL 6.3): every moving trip's frame, encoded once, queued to each of its
+/// frame-mode subscribers. Idle trips are not looked at.
+extension Hub {
+    func tick() {
+        let started = monotonicMicros()
+        let now = wallClockMillis()
+        var stopped: [String] = []
+        for id in animating {
+            guard var entry = trips[id] else {
+                stopped.append(id)
+                continue
+            }
+            let (frame, events) = entry.trip.tick(now: now)
+            if let frame {
+                entry.frameSeq += 1
+                if let followers = subscribers[id], followers.values.contains(.frames) {
+                    let message = ServerMessages.frame(trip: id, seq: entry.frameSeq, frame, slot: entry.slot)
+                    metrics.framesEncoded += 1
+                    metrics.framesOut += broadcast(message, trip: id, mode: .frames)
+                }
+            } else if !entry.trip.isAnimating(at: now) {
+                stopped.append(id)
+            }
+            trips[id] = entry
+            if !events.isEmpty {
+                storeStateAndSend(events, trip: id)
+            }
+        }
+        for id in stopped { animating.remove(id) }
+        let elapsed = Double(monotonicMicros() - started) / 1_000_000
+        metrics.ticks += 1
+        metrics.tickSecondsSum += elapsed
+        metrics.tickSecondsLast = elapsed
+        metrics.tickSecondsMax = max(metrics.tickSecondsMax, elapsed)
+
+        if now - lastHousekeeping >= 500 {
+            lastHousekeeping = now
+            closeSlowConsumers(now: now)
+            endArrivedTrips(now: now)
+            fleetTickIfDue(now: now)
+        }
+    }
+
+    /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
+    private func endArrivedTrips(now: Int64) {
+        for (id, entry) in trips where entry.trip.status == .arrived {
+            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= config.endAfterMs {
+                endTrip(id, now: now, reply: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Synchronization
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// The hub: trips, subscriptions and fan-out, driven by one libwebsockets service thread.
+///
+/// Threads: the service thread owns every field below except `inbox`. Other threads
+/// (store completions, the fleet builder, signal handlers) hand work in with
+/// `runOnServiceThread`, which queues a closure and wakes the loop (`lws_cancel_service`).
+/// No lock is taken on the per-frame path. That is why this class is `@unchecked Sendable`.
+public final class Hub: @unchecked Sendable {
+    public let config: HubConfig
+    let store: TripStore
+    let host: LWSServerHost
+    let serverName = "trackhub/0.1"
+    var metrics = HubMetrics()
+
+    var sessions: [ConnectionID: Session] = [:]
+    var trips: [String: TripEntry] = [:]
+    /// Subscribers per trip id, also for trips that do not exist yet.
+    var subscribers: [String: [ConnectionID: SubscriptionMode]] = [:]
+    /// Trips whose marker may move: the only ones the tick looks at.
+    var animating: Set<String> = []
+    /// Trip ids being created (stored, not yet committed).
+    var pendingCreates: Set<String> = []
+    /// The highest event number sent live per trip (so a replay never repeats one).
+    var lastBroadcastEvent: [String: Int] = [:]
+    var connectionsPerAddress: [String: Int] = [:]
+    var nextSlot = 1
+    var draining = false
+    var lastHousekeeping: Int64 = 0
+    var storeBatchesInFlight = 0
+    var fleet = FleetState()
+
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    private let startedSignal = DispatchSemaphore(value: 0)
+    private let stoppedSignal = DispatchSemaphore(value: 0)
+    private let startError = Mutex<String?>(nil)
+    private var serviceThread: Thread?
+
+    /// The port the hub listens on (valid after `start()`).
+    public private(set) var port = 0
+
+    public init(config: HubConfig, store: TripStore) {
+        self.config = config
+        self.store = store
+        self.host = LWSServerHost(options: ServerHostOptions(
+            host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
+            maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
+            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath))
+        host.delegate = self
+    }
+
+    /// Loads stored trips, binds the port and starts the service thread. Returns once the
+    /// hub accepts connections.
+    public func start() throws {
+        try restoreTrips()
+        let thread = Thread { [self] in
+            do {
+                try host.start()
+            } catch {
+                startError.withLock { $0 = "\(error)" }
+                startedSignal.signal()
+                stoppedSignal.signal()
+                return
+            }
+            port = host.boundPort
+            host.startTimer(intervalMicros: Int64(1_000_000 / max(1, config.tickHz)))
+            startedSignal.signal()
+            host.run()
+            stoppedSignal.signal()
+        }
+        thread.name = "trackhub-service"
+        thread.stackSize = 4 << 20
+        serviceThread = thread
+        thread.start()
+        startedSignal.wait()
+        if let message = startError.withLock({ $0 }) {
+            throw ServerHostError.contextCreationFailed(message)
+        }
+    }
+
+    /// Blocks until the hub has stopped.
+    public func waitUntilStopped() {
+        stoppedSignal.wait()
+        stoppedSignal.signal()
+    }
+
+    /// Graceful shutdown (SIGTERM): stop taking new work, commit and ack what was received,
+    /// close every connection with 1001, then stop. Returns at once; see `waitUntilStopped`.
+    public func beginShutdown() {
+        runOnServiceThread { [self] in drain(startedAt: monotonicMicros()) }
+    }
+
+    /// Stops at once (tests): connections are dropped without ceremony.
+    public func stopNow() {
+        host.requestStop()
+        waitUntilStopped()
+        store.close()
+    }
+
+    /// Hands work to the service thread; safe from any thread.
+    func runOnServiceThread(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.append(work) }
+        host.wake()
+    }
+
+    private func drainInbox() {
+        let work = inbox.withLock { pending -> [@Sendable () -> Void] in
+            let taken = pending
+            pending.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for item in work { item() }
+    }
+
+    // MARK: - Start-up
+
+    private func restoreTrips() throws {
+        let stored: [StoredTrip]
+        do {
+            stored = try store.loadTrips()
+        } catch {
+            throw error
+        }
+        for item in stored {
+            var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: nextSlot, riderJSON: item.riderJSON)
+            nextSlot += 1
+            if entry.trip.status == .ended { entry.endedAt = item.createdAt }
+            trips[item.trip.id] = entry
+            lastBroadcastEvent[item.trip.id] = item.trip.lastEventNumber
+            if entry.trip.isAnimating(at: wallClockMillis()) { animating.insert(item.trip.id) }
+        }
+    }
+
+    // MARK: - Shutdown
+
+    private func drain(startedAt: Int64) {
+        if !draining {
+            draining = true
+        }
+        let waitedMs = (monotonicMicros() - startedAt) / 1000
+        if storeBatchesInFlight > 0 && waitedMs < config.shutdownTimeoutMs {
+            // Acks still to come: look again shortly.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+                runOnServiceThread { [self] in drain(startedAt: startedAt) }
+            }
+            return
+        }
+        for id in sessions.keys {
+            closeSession(id, code: 1001, reason: "hub shutting down")
+        }
+        if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
+            host.requestStop()
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+            runOnServiceThread { [self] in finishDrain(startedAt: startedAt) }
+        }
+    }
+
+    private func finishDrain(startedAt: Int64) {
+        let waitedMs = (monotonicMicros() - startedAt) / 1000
+        if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
+            host.requestStop()
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+            runOnServiceThread { [self] in finishDrain(startedAt: startedAt) }
+        }
+    }
+}
+
+extension Hub: ServerHostDelegate {
+    func serviceWoke() {
+        drainInbox()
+    }
+
+    func timerFired() {
+        tick()
+    }
+}

@@ -1,0 +1,48 @@
+import TrackHubProtocol
+
+/// Everything `trackhub serve` can be told (PROTOCOL section 9), with its defaults.
+public struct HubConfig: Sendable {
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 8080
+    public var dataDirectory = "./trackhub-data"
+    public var jwtSecret: String?
+    public var tickHz = 10
+    public var fleetHz = 1.0
+    public var webRoot: String?
+    public var leafletRoot = "/usr/share/javascript/leaflet"
+    public var tlsCertPath: String?
+    public var tlsKeyPath: String?
+    public var allowOrigins: [String] = []
+    public var endAfterMs: Int64 = 30 * 60 * 1000
+    public var shutdownTimeoutMs: Int64 = 10_000
+    public var maxItems = 2000
+    public var maxMessageBytes = 64 * 1024
+    public var maxBodyBytes = 4 * 1024 * 1024
+    public var maxRoutePoints = 10_000
+    public var maxWaypoints = 1000
+    public var maxSubscriptions = 256
+    public var maxFixRate = 1000
+    public var maxConnsPerIP = 0
+    public var authTimeoutMs: Int64 = 10_000
+    public var maxUnsentBytes = 1024 * 1024
+    /// How long a connection may stay over `maxUnsentBytes` before it is closed (PROTOCOL 7).
+    public var maxUnsentDurationMs: Int64 = 2000
+    public var maxClockSkewMs: Int64 = 5 * 60 * 1000
+    public var retainDays = 30
+    public var syncFull = false
+    public var logLevel = "info"
+    /// libev (epoll) in production; tests run several hubs in one process on the poll loop.
+    public var useLibev = true
+
+    public init() {}
+
+    /// The limits the protocol decoder enforces.
+    public var protocolLimits: ProtocolLimits {
+        var limits = ProtocolLimits()
+        limits.maxMessageBytes = maxMessageBytes
+        limits.maxRoutePoints = maxRoutePoints
+        limits.maxWaypoints = maxWaypoints
+        limits.maxClockSkewMs = maxClockSkewMs
+        return limits
+    }
+}

@@ -1,0 +1,19 @@
+import TrackHubCore
+import TrackHubProtocol
+
+/// A trip the hub holds, with what the fan-out needs next to the state machine.
+struct TripEntry {
+    var trip: Trip
+    let createdAt: Int64
+    /// A small integer naming this trip in per-connection queues (latest-wins key).
+    let slot: Int
+    /// Per process, from 1 (PROTOCOL 4: frames and segments are numbered separately).
+    var frameSeq = 0
+    var segmentSeq = 0
+    /// The segment of the running animation, for subscribers that join mid-animation.
+    var lastSegment: TripSegment?
+    /// The rider object as given at creation (echoed verbatim), or nil.
+    var riderJSON: [UInt8]?
+    /// When the trip ended (for retention), nil while it runs.
+    var endedAt: Int64?
+}

@@ -1,0 +1,568 @@
+import CLibWebSockets
+import Foundation
+import Synchronization
+
+/// What the server host reports. Every call comes on the service thread.
+protocol ServerHostDelegate: AnyObject {
+    func upgradeRequested(_ request: UpgradeRequest) -> UpgradeDecision
+    func connectionOpened(_ id: ConnectionID, request: UpgradeRequest)
+    /// One whole text message (fragments already joined, size already checked).
+    func connectionReceived(_ id: ConnectionID, message: [UInt8])
+    func connectionClosed(_ id: ConnectionID)
+    /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
+    func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
+    func httpRequest(_ request: HTTPRequest)
+    /// `wake()` was called from some thread (possibly several times: draining must be idempotent).
+    func serviceWoke()
+    /// The periodic timer fired.
+    func timerFired()
+}
+
+/// Options for the listening socket and the event loop.
+struct ServerHostOptions: Sendable {
+    var host: String
+    var port: Int
+    /// libev (epoll) for production; the poll loop lets several hosts share one process (tests).
+    var useLibev: Bool
+    var maxMessageBytes: Int
+    var maxBodyBytes: Int
+    var tlsCertPath: String?
+    var tlsKeyPath: String?
+    /// Seconds of silence before lws pings, and before it hangs up (PROTOCOL 1: ping every 30 s).
+    var pingIntervalSeconds: Int = 30
+    var hangupSeconds: Int = 70
+}
+
+enum ServerHostError: Error, CustomStringConvertible {
+    case contextCreationFailed(String)
+    var description: String {
+        switch self {
+        case .contextCreationFailed(let why): return why
+        }
+    }
+}
+
+/// The thin layer between libwebsockets and the hub: it owns the lws context, turns C
+/// callbacks into Swift calls on `ServerHostDelegate`, and turns the delegate's answers
+/// into `lws_write`s. Nothing above it sees a C pointer.
+///
+/// Thread safety (`@unchecked Sendable`): everything except `inboxSignal` and
+/// `lifecycle` is touched only on the service thread (inside `run()`); other threads
+/// may only call `wake()` and `requestStop()`.
+final class LWSServerHost: @unchecked Sendable {
+    private let options: ServerHostOptions
+    weak var delegate: ServerHostDelegate?
+
+    // C state that must outlive the context.
+    private var context: OpaquePointer?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    private let interfaceName: UnsafeMutablePointer<CChar>?
+    private let certPath: UnsafeMutablePointer<CChar>?
+    private let keyPath: UnsafeMutablePointer<CChar>?
+    private let timer: UnsafeMutablePointer<trackhub_timer>
+    private var timerIntervalMicros: Int64 = 0
+    private var nextTimerDue: Int64 = 0
+
+    // Service-thread state.
+    private var nextID: UInt64 = 1
+    private var sockets: [ConnectionID: OpaquePointer] = [:]
+    private var fragments: [ConnectionID: [UInt8]] = [:]
+    private var pendingCloses: [ConnectionID: (code: UInt16, reason: String)] = [:]
+    private var upgrades: [OpaquePointer: UpgradeRequest] = [:]
+    private var http: [ConnectionID: HTTPExchangeState] = [:]
+    private var destroyed = false
+
+    /// Cross-thread flags.
+    private let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    private struct Lifecycle {
+        var stopRequested = false
+    }
+
+    /// The port actually bound (differs from the option when it was 0).
+    private(set) var boundPort: Int = 0
+
+    init(options: ServerHostOptions) {
+        self.options = options
+        protocolName = strdup("trackhub.v1")
+        interfaceName = options.host.isEmpty || options.host == "0.0.0.0" ? nil : strdup(options.host)
+        certPath = options.tlsCertPath.map { strdup($0) }
+        keyPath = options.tlsKeyPath.map { strdup($0) }
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        retryPolicy = .allocate(capacity: 1)
+        retryPolicy.initialize(to: lws_retry_bo_t())
+        retryPolicy.pointee.secs_since_valid_ping = UInt16(options.pingIntervalSeconds)
+        retryPolicy.pointee.secs_since_valid_hangup = UInt16(options.hangupSeconds)
+        timer = .allocate(capacity: 1)
+        timer.initialize(to: trackhub_timer())
+    }
+
+    deinit {
+        free(protocolName)
+        free(interfaceName)
+        free(certPath)
+        free(keyPath)
+        protocols.deallocate()
+        retryPolicy.deallocate()
+        timer.deallocate()
+    }
+
+    /// Creates the context and binds the listening socket. Call on the thread that will run it.
+    func start() throws {
+        trackhub_lws_quiet_logs()
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = lwsServerCallback
+        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[0].rx_buffer_size = 4096
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.iface = interfaceName.map { UnsafePointer($0) }
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        info.timeout_secs = 20
+        info.options = trackhub_opt_validate_utf8()
+        if options.useLibev { info.options |= trackhub_opt_libev() }
+        if let certPath, let keyPath {
+            info.options |= trackhub_opt_do_ssl_global_init()
+            info.ssl_cert_filepath = UnsafePointer(certPath)
+            info.ssl_private_key_filepath = UnsafePointer(keyPath)
+        }
+        guard let context = lws_create_context(&info) else {
+            throw ServerHostError.contextCreationFailed(
+                "could not listen on \(options.host):\(options.port) (address in use, or the event-loop plugin or TLS files are missing)")
+        }
+        self.context = context
+        if let vhost = lws_get_vhost_by_name(context, "default") {
+            boundPort = Int(lws_get_vhost_listen_port(vhost))
+        }
+    }
+
+    /// Runs the event loop on the calling thread until `requestStop()` has been honoured.
+    func run() {
+        guard let context else { return }
+        while !destroyed {
+            if lws_service(context, 0) < 0 { break }
+            if !options.useLibev && isStopRequested && !destroyed {
+                destroyContext()
+            }
+        }
+        if !destroyed { destroyContext() }
+    }
+
+    /// Thread-safe: makes the loop call `serviceWoke()` soon.
+    func wake() {
+        lifecycle.withLock { _ in
+            if let context, !destroyed { lws_cancel_service(context) }
+        }
+    }
+
+    /// Thread-safe: the loop will destroy the context and `run()` will return.
+    func requestStop() {
+        lifecycle.withLock { $0.stopRequested = true }
+        wake()
+    }
+
+    private var isStopRequested: Bool { lifecycle.withLock { $0.stopRequested } }
+
+    /// Starts a periodic timer (service thread): `timerFired()` every `intervalMicros`.
+    func startTimer(intervalMicros: Int64) {
+        guard let context else { return }
+        timerIntervalMicros = intervalMicros
+        nextTimerDue = monotonicMicros() + intervalMicros
+        timer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        trackhub_timer_schedule(context, timer, lwsTimerCallback, intervalMicros)
+    }
+
+    fileprivate func timerDidFire() {
+        guard let context, !destroyed else { return }
+        // Schedule against the ideal cadence so ticks do not drift, skipping missed ones.
+        let now = monotonicMicros()
+        nextTimerDue += timerIntervalMicros
+        if nextTimerDue <= now { nextTimerDue = now + timerIntervalMicros / 2 }
+        trackhub_timer_schedule(context, timer, lwsTimerCallback, nextTimerDue - now)
+        delegate?.timerFired()
+    }
+
+    // MARK: - Writing (service thread)
+
+    /// Asks lws to call back when `id` can take more data.
+    func requestWritable(_ id: ConnectionID) {
+        guard let wsi = sockets[id] else { return }
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Closes a WebSocket connection with a code, after whatever is being written now.
+    func close(_ id: ConnectionID, code: UInt16, reason: String) {
+        guard let wsi = sockets[id] else { return }
+        pendingCloses[id] = (code, reason)
+        lws_callback_on_writable(wsi)
+        // A reader that never reads never becomes writeable: do not wait for it forever.
+        trackhub_lws_set_close_timeout(wsi, 3)
+    }
+
+    /// Sends an HTTP response to a request delivered earlier (possibly much later, e.g. after a commit).
+    func respond(_ id: ConnectionID, _ response: HTTPResponse) {
+        guard let wsi = sockets[id], var state = http[id] else { return }
+        state.response = response
+        http[id] = state
+        lws_callback_on_writable(wsi)
+    }
+
+    /// True when this connection id is still open.
+    func isOpen(_ id: ConnectionID) -> Bool { sockets[id] != nil }
+
+    // MARK: - Callback dispatch (service thread)
+
+    fileprivate func handle(
+        wsi: OpaquePointer?, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?,
+        input: UnsafeMutableRawPointer?, length: Int
+    ) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            delegate?.serviceWoke()
+            if options.useLibev && isStopRequested && !destroyed {
+                destroyContext()
+            }
+            return 0
+
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            guard let wsi else { return -1 }
+            let request = makeUpgradeRequest(wsi)
+            switch delegate?.upgradeRequested(request) ?? .refuse(status: 503) {
+            case .accept:
+                upgrades[wsi] = request
+                return 0
+            case .refuse(let status):
+                refuseHTTP(wsi, status: status)
+                return 1
+            }
+
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let wsi, let user else { return -1 }
+            let id = assignID(user: user, wsi: wsi)
+            let request = upgrades.removeValue(forKey: wsi)
+                ?? UpgradeRequest(path: "/v1/ws", query: [], origin: nil, host: nil, peerAddress: peerAddress(wsi))
+            delegate?.connectionOpened(id, request: request)
+            return 0
+
+        case LWS_CALLBACK_RECEIVE:
+            guard let wsi, let id = connectionID(user) else { return -1 }
+            if lws_frame_is_binary(wsi) != 0 {
+                lws_close_reason(wsi, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, nil, 0)
+                return -1
+            }
+            var buffer = fragments[id] ?? []
+            if buffer.count + length > options.maxMessageBytes {
+                fragments[id] = nil
+                let text = "message over \(options.maxMessageBytes) bytes"
+                closeNow(wsi, code: LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, reason: text)
+                return -1
+            }
+            if let input, length > 0 {
+                buffer.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+            }
+            if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
+                fragments[id] = nil
+                delegate?.connectionReceived(id, message: buffer)
+            } else {
+                fragments[id] = buffer
+            }
+            return 0
+
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let wsi, let id = connectionID(user) else { return -1 }
+            if let close = pendingCloses[id] {
+                closeNow(wsi, code: lws_close_status(rawValue: UInt32(close.code)), reason: close.reason)
+                return -1
+            }
+            guard let next = delegate?.nextMessage(for: id) else { return 0 }
+            let written = next.message.withPayloadPointer { payload, count in
+                trackhub_lws_write_text(wsi, payload, count)
+            }
+            if written < 0 { return -1 }
+            if next.hasMore { lws_callback_on_writable(wsi) }
+            return 0
+
+        case LWS_CALLBACK_CLOSED:
+            guard let id = connectionID(user) else { return 0 }
+            forget(id)
+            delegate?.connectionClosed(id)
+            return 0
+
+        case LWS_CALLBACK_HTTP:
+            guard let wsi, let user else { return -1 }
+            return beginHTTP(wsi: wsi, user: user, uri: input, length: length)
+
+        case LWS_CALLBACK_HTTP_BODY:
+            guard let id = connectionID(user), var state = http[id] else { return -1 }
+            if state.body.count + length > options.maxBodyBytes {
+                state.tooLarge = true
+            } else if let input, length > 0 {
+                state.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+            }
+            http[id] = state
+            return 0
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let id = connectionID(user), let state = http[id] else { return -1 }
+            dispatchHTTP(id: id, state: state)
+            return 0
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let wsi, let id = connectionID(user) else { return -1 }
+            return writeHTTP(wsi: wsi, id: id)
+
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let id = connectionID(user) {
+                let wasKnown = sockets[id] != nil
+                forget(id)
+                if wasKnown { delegate?.connectionClosed(id) }
+            }
+            return 0
+
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    // MARK: - HTTP exchange
+
+    private struct HTTPExchangeState {
+        var request: HTTPRequest
+        var body: [UInt8] = []
+        var tooLarge = false
+        var response: HTTPResponse?
+        var headersSent = false
+        var bodyOffset = 0
+    }
+
+    private func beginHTTP(wsi: OpaquePointer, user: UnsafeMutableRawPointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        let id = assignID(user: user, wsi: wsi)
+        var uriPointer: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        let methodIndex = lws_http_get_uri_and_method(wsi, &uriPointer, &uriLength)
+        let method: HTTPMethod
+        switch methodIndex {
+        case Int32(LWSHUMETH_GET): method = .get
+        case Int32(LWSHUMETH_POST): method = .post
+        case Int32(LWSHUMETH_PUT): method = .put
+        case Int32(LWSHUMETH_DELETE): method = .delete
+        case Int32(LWSHUMETH_HEAD): method = .head
+        case Int32(LWSHUMETH_OPTIONS): method = .options
+        default: method = .other
+        }
+        let path: String
+        if let uri, length > 0 {
+            path = String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self)
+        } else {
+            path = "/"
+        }
+        let request = HTTPRequest(
+            connection: id, method: method, path: path, query: queryArguments(wsi),
+            origin: header(wsi, trackhub_tok_origin()), host: header(wsi, trackhub_tok_host()),
+            authorization: header(wsi, trackhub_tok_authorization()), peerAddress: peerAddress(wsi), body: [])
+        let state = HTTPExchangeState(request: request)
+        http[id] = state
+        let declaredLength = Int(header(wsi, trackhub_tok_content_length()) ?? "") ?? 0
+        if declaredLength > options.maxBodyBytes {
+            var tooLarge = state
+            tooLarge.tooLarge = true
+            dispatchHTTP(id: id, state: tooLarge)
+            return 0
+        }
+        if (method == .post || method == .put) && declaredLength > 0 {
+            return 0  // the body follows: LWS_CALLBACK_HTTP_BODY, then _COMPLETION
+        }
+        dispatchHTTP(id: id, state: state)
+        return 0
+    }
+
+    private func dispatchHTTP(id: ConnectionID, state: HTTPExchangeState) {
+        if state.tooLarge {
+            let body = Array(#"{"error":{"code":"too_large","message":"body is over the limit of \#(options.maxBodyBytes) bytes"}}"#.utf8)
+            respond(id, HTTPResponse(status: 413, body: body))
+            return
+        }
+        var request = state.request
+        request.body = state.body
+        var stored = state
+        stored.body = []
+        http[id] = stored
+        delegate?.httpRequest(request)
+    }
+
+    private func writeHTTP(wsi: OpaquePointer, id: ConnectionID) -> Int32 {
+        guard var state = http[id], let response = state.response else { return 0 }
+        let pre = OutboundMessage.headroom
+        if !state.headersSent {
+            var buffer = [UInt8](repeating: 0, count: pre + 2048 + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 })
+            let ok = buffer.withUnsafeMutableBufferPointer { raw -> Bool in
+                guard let base = raw.baseAddress else { return false }
+                let start = base + pre
+                var cursor: UnsafeMutablePointer<UInt8>? = start
+                let end = base + raw.count - 1
+                if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                    return false
+                }
+                for header in response.headers {
+                    let name = header.name.lowercased() + ":"
+                    let added = name.withCString { namePointer in
+                        header.value.withCString { valuePointer in
+                            namePointer.withMemoryRebound(to: UInt8.self, capacity: name.utf8.count + 1) { n in
+                                valuePointer.withMemoryRebound(to: UInt8.self, capacity: header.value.utf8.count + 1) { v in
+                                    lws_add_http_header_by_name(wsi, n, v, Int32(header.value.utf8.count), &cursor, end)
+                                }
+                            }
+                        }
+                    }
+                    if added != 0 { return false }
+                }
+                return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
+            }
+            if !ok { return -1 }
+            state.headersSent = true
+            http[id] = state
+            if response.body.isEmpty {
+                return finishHTTP(wsi: wsi, id: id)
+            }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        // One chunk per writeable callback; lws buffers what the socket does not take.
+        let chunkSize = 64 * 1024
+        let remaining = response.body.count - state.bodyOffset
+        let take = min(chunkSize, remaining)
+        let isLast = take == remaining
+        var chunk = [UInt8](repeating: 0, count: pre + take)
+        chunk.replaceSubrange(pre..<(pre + take), with: response.body[state.bodyOffset..<(state.bodyOffset + take)])
+        let written = chunk.withUnsafeMutableBufferPointer { raw -> Int32 in
+            guard let base = raw.baseAddress else { return -1 }
+            return isLast
+                ? trackhub_lws_write_http_final(wsi, base + pre, take)
+                : trackhub_lws_write_http(wsi, base + pre, take)
+        }
+        if written < 0 { return -1 }
+        state.bodyOffset += take
+        http[id] = state
+        if isLast { return finishHTTP(wsi: wsi, id: id) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    private func finishHTTP(wsi: OpaquePointer, id: ConnectionID) -> Int32 {
+        http[id] = nil
+        sockets[id] = nil
+        if lws_http_transaction_completed(wsi) != 0 { return -1 }
+        return 0
+    }
+
+    private func refuseHTTP(_ wsi: OpaquePointer, status: Int) {
+        _ = lws_return_http_status(wsi, UInt32(status), nil)
+    }
+
+    // MARK: - Helpers
+
+    private func assignID(user: UnsafeMutableRawPointer, wsi: OpaquePointer) -> ConnectionID {
+        let id = ConnectionID(raw: nextID)
+        nextID += 1
+        user.storeBytes(of: id.raw, as: UInt64.self)
+        sockets[id] = wsi
+        return id
+    }
+
+    private func connectionID(_ user: UnsafeMutableRawPointer?) -> ConnectionID? {
+        guard let user else { return nil }
+        let raw = user.load(as: UInt64.self)
+        return raw == 0 ? nil : ConnectionID(raw: raw)
+    }
+
+    private func forget(_ id: ConnectionID) {
+        sockets[id] = nil
+        fragments[id] = nil
+        pendingCloses[id] = nil
+        http[id] = nil
+    }
+
+    private func closeNow(_ wsi: OpaquePointer, code: lws_close_status, reason: String) {
+        var bytes = Array(reason.utf8.prefix(120))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            lws_close_reason(wsi, code, buffer.baseAddress, buffer.count)
+        }
+    }
+
+    private func destroyContext() {
+        guard let context, !destroyed else { return }
+        lifecycle.withLock { _ in destroyed = true }
+        trackhub_timer_cancel(timer)
+        lws_context_destroy(context)
+    }
+
+    private func header(_ wsi: OpaquePointer, _ token: Int32) -> String? {
+        let tokenIndex = lws_token_indexes(rawValue: UInt32(token))
+        let length = Int(lws_hdr_total_length(wsi, tokenIndex))
+        guard length > 0, length < 16 * 1024 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), tokenIndex)
+        guard copied >= 0 else { return nil }
+        return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func queryArguments(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        let token = lws_token_indexes(rawValue: UInt32(trackhub_tok_uri_args()))
+        var buffer = [CChar](repeating: 0, count: 4096)
+        var index: Int32 = 0
+        while index < 64 {
+            let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), token, index)
+            if copied < 0 { break }
+            let text = String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let equals = text.firstIndex(of: "=") {
+                result.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            } else if !text.isEmpty {
+                result.append((text, ""))
+            }
+            index += 1
+        }
+        return result
+    }
+
+    private func makeUpgradeRequest(_ wsi: OpaquePointer) -> UpgradeRequest {
+        UpgradeRequest(
+            path: header(wsi, trackhub_tok_get_uri()) ?? "/", query: queryArguments(wsi),
+            origin: header(wsi, trackhub_tok_origin()), host: header(wsi, trackhub_tok_host()),
+            peerAddress: peerAddress(wsi))
+    }
+
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard let text = lws_get_peer_simple(wsi, &buffer, buffer.count) else { return "" }
+        return String(cString: text)
+    }
+}
+
+/// Microseconds on a monotonic clock.
+func monotonicMicros() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
+}
+
+/// The single C entry point lws calls for every connection of the hub's protocol.
+private func lwsServerCallback(
+    wsi: OpaquePointer?, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?,
+    input: UnsafeMutableRawPointer?, length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
+        return 0
+    }
+    let host = Unmanaged<LWSServerHost>.fromOpaque(raw).takeUnretainedValue()
+    return host.handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
+}
+
+private func lwsTimerCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = trackhub_timer_owner(sul) else { return }
+    Unmanaged<LWSServerHost>.fromOpaque(owner).takeUnretainedValue().timerDidFire()
+}

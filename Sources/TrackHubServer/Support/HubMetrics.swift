@@ -1,0 +1,76 @@
+/// Counters the hub exposes at `/metrics` (Prometheus text). Owned by the service thread;
+/// `render` runs there too.
+struct HubMetrics {
+    var connectionsOpened = 0
+    var connectionsOpen = 0
+    var subscriptions = 0
+    var messagesIn = 0
+    var fixesIn = 0
+    var fixesApplied = 0
+    var acksOut = 0
+    var framesOut = 0
+    var segmentsOut = 0
+    var eventsOut = 0
+    var messagesOut = 0
+    var bytesOut = 0
+    var framesDropped = 0
+    var framesEncoded = 0
+    var slowConsumerCloses = 0
+    var errorsOut: [String: Int] = [:]
+    var httpRequests = 0
+    var upgradesRefused = 0
+    var storeFailures = 0
+    var ticks = 0
+    var tickSecondsSum = 0.0
+    var tickSecondsMax = 0.0
+    var tickSecondsLast = 0.0
+    var fleetTicks = 0
+    var fleetViewportsComputed = 0
+    var fleetMessagesEncoded = 0
+    var fleetRebuildSecondsLast = 0.0
+
+    func render(trips: Int, movingTrips: Int, draining: Bool) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ value: Double, labels: String = "") {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(format(value))\n"
+        }
+        metric("trackhub_connections", "gauge", "Open WebSocket connections.", Double(connectionsOpen))
+        metric("trackhub_connections_opened_total", "counter", "WebSocket connections accepted.", Double(connectionsOpened))
+        metric("trackhub_subscriptions", "gauge", "Trip subscriptions across all connections.", Double(subscriptions))
+        metric("trackhub_trips", "gauge", "Trips held in memory.", Double(trips))
+        metric("trackhub_trips_moving", "gauge", "Trips animating now (the tick's work).", Double(movingTrips))
+        metric("trackhub_messages_in_total", "counter", "WebSocket messages received.", Double(messagesIn))
+        metric("trackhub_fixes_in_total", "counter", "Fixes received (WebSocket and HTTP).", Double(fixesIn))
+        metric("trackhub_fixes_applied_total", "counter", "Fixes applied (animated).", Double(fixesApplied))
+        metric("trackhub_acks_out_total", "counter", "Acks sent after commit.", Double(acksOut))
+        metric("trackhub_frames_encoded_total", "counter", "Frames encoded (once per trip per tick).", Double(framesEncoded))
+        metric("trackhub_frames_out_total", "counter", "Frames written to subscribers.", Double(framesOut))
+        metric("trackhub_segments_out_total", "counter", "Segments written to subscribers.", Double(segmentsOut))
+        metric("trackhub_events_out_total", "counter", "Events written to subscribers.", Double(eventsOut))
+        metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(messagesOut))
+        metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(bytesOut))
+        metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(framesDropped))
+        metric("trackhub_slow_consumer_closes_total", "counter", "Connections closed with 1008 for unsent data over the limit.", Double(slowConsumerCloses))
+        metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
+        metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
+        metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
+        out += "# HELP trackhub_errors_out_total Error replies sent, by code.\n# TYPE trackhub_errors_out_total counter\n"
+        for (code, count) in errorsOut.sorted(by: { $0.key < $1.key }) {
+            out += "trackhub_errors_out_total{code=\"\(code)\"} \(count)\n"
+        }
+        out += "# HELP trackhub_tick_duration_seconds Time to compute, encode and queue one tick.\n# TYPE trackhub_tick_duration_seconds summary\n"
+        out += "trackhub_tick_duration_seconds_sum \(format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"
+        metric("trackhub_tick_duration_seconds_max", "gauge", "Longest tick so far.", tickSecondsMax)
+        metric("trackhub_tick_duration_seconds_last", "gauge", "The last tick.", tickSecondsLast)
+        metric("trackhub_fleet_ticks_total", "counter", "Fleet index rebuilds.", Double(fleetTicks))
+        metric("trackhub_fleet_viewports_computed_total", "counter", "Viewport answers computed (once per distinct viewport per fleet tick).", Double(fleetViewportsComputed))
+        metric("trackhub_fleet_messages_encoded_total", "counter", "clusters messages encoded.", Double(fleetMessagesEncoded))
+        metric("trackhub_fleet_rebuild_seconds_last", "gauge", "The last fleet index rebuild.", fleetRebuildSecondsLast)
+        metric("trackhub_draining", "gauge", "1 after SIGTERM while the hub drains.", draining ? 1 : 0)
+        return out
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}

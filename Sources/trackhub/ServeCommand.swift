@@ -1,0 +1,145 @@
+import Foundation
+import TrackHubServer
+import TrackHubStore
+
+/// `trackhub serve`: runs the hub until SIGTERM or SIGINT.
+enum ServeCommand {
+    static let help = """
+    Usage: trackhub serve [flags]
+
+    Runs the hub: WebSocket (/v1/ws), HTTP API (/v1/...), /healthz, /metrics and the web client,
+    all on one port. Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
+
+      --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one)
+      --data DIR                data directory (default ./trackhub-data; created if missing)
+      --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only)
+      --tick-hz N               frames per second per moving trip, 1–60 (default 10)
+      --fleet-hz N              fleet cluster updates per second, 0.1–10 (default 1)
+      --web-root DIR            the web client's files (default: ./web-client)
+      --tls-cert FILE --tls-key FILE
+                                serve https:// and wss://
+      --allow-origin O[,O]      browser origins allowed besides the hub's own ("*": any)
+      --sync normal|full        store durability (default normal: survives a process crash)
+      --retain-days N           days ended trips are kept (default 30)
+      --end-after DURATION      an arrived trip ends by itself after this (default 30m)
+      --shutdown-timeout DURATION
+                                how long SIGTERM waits to flush acks and close (default 10s)
+      --max-items N             clusters per fleet answer, 1–100000 (default 2000)
+      --log-level LEVEL         error, warn, info or debug (default info)
+
+    Limits (PROTOCOL section 1):
+      --max-message BYTES       a client message (default 64KiB; past it: close 1009)
+      --max-body BYTES          an HTTP body (default 4MiB; past it: 413)
+      --max-route-points N      points of a route (default 10000)
+      --max-waypoints N         waypoints of a trip (default 1000)
+      --max-subscriptions N     subscriptions of one connection (default 256)
+      --max-fix-rate N          fix ops per second per connection (default 1000)
+      --max-conns-per-ip N      connections from one address (default 0: no limit)
+      --auth-timeout DURATION   wait for a valid token on a secured hub (default 10s)
+      --max-unsent BYTES        unsent data of a connection for 2 s before close 1008 (default 1MiB)
+      --max-clock-skew DURATION how far a fix's ts may be ahead of the hub's clock (default 5m)
+
+    Prints "listening on http://HOST:PORT" once it accepts connections.
+    """
+
+    static let flagNames: Set<String> = [
+        "listen", "data", "jwt-secret", "tick-hz", "fleet-hz", "cluster", "web-root", "tls-cert", "tls-key",
+        "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
+        "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
+        "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop",
+    ]
+
+    static func parse(_ arguments: [String]) throws -> HubConfig? {
+        let flags = try Flags(arguments: arguments, known: flagNames)
+        if flags.switches.contains("help") { return nil }
+        var config = HubConfig()
+        if let listen = flags.string("listen") {
+            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+                throw UsageError("--listen: \(listen) is not HOST:PORT")
+            }
+            config.listenHost = String(listen[..<colon])
+            config.listenPort = port
+        }
+        if let data = flags.string("data") { config.dataDirectory = data }
+        config.jwtSecret = flags.string("jwt-secret")
+        config.tickHz = try flags.int("tick-hz", range: 1...60) ?? config.tickHz
+        config.fleetHz = try flags.double("fleet-hz", range: 0.1...10) ?? config.fleetHz
+        config.webRoot = flags.string("web-root")
+        config.tlsCertPath = flags.string("tls-cert")
+        config.tlsKeyPath = flags.string("tls-key")
+        if (config.tlsCertPath == nil) != (config.tlsKeyPath == nil) {
+            throw UsageError("--tls-cert and --tls-key go together")
+        }
+        if let origins = flags.string("allow-origin") {
+            config.allowOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        if let sync = flags.string("sync") {
+            guard sync == "normal" || sync == "full" else { throw UsageError("--sync: \(sync) is not normal or full") }
+            config.syncFull = sync == "full"
+        }
+        config.retainDays = try flags.int("retain-days", range: 1...36500) ?? config.retainDays
+        config.endAfterMs = try flags.durationMs("end-after") ?? config.endAfterMs
+        config.shutdownTimeoutMs = try flags.durationMs("shutdown-timeout") ?? config.shutdownTimeoutMs
+        config.maxItems = try flags.int("max-items", range: 1...100_000) ?? config.maxItems
+        if let level = flags.string("log-level") {
+            guard ["error", "warn", "info", "debug"].contains(level) else { throw UsageError("--log-level: \(level) is not error, warn, info or debug") }
+            config.logLevel = level
+        }
+        config.maxMessageBytes = try flags.bytes("max-message", range: 256...(64 << 20)) ?? config.maxMessageBytes
+        config.maxBodyBytes = try flags.bytes("max-body", range: 1024...(1 << 30)) ?? config.maxBodyBytes
+        config.maxRoutePoints = try flags.int("max-route-points", range: 2...10_000_000) ?? config.maxRoutePoints
+        config.maxWaypoints = try flags.int("max-waypoints", range: 0...1_000_000) ?? config.maxWaypoints
+        config.maxSubscriptions = try flags.int("max-subscriptions", range: 1...1_000_000) ?? config.maxSubscriptions
+        config.maxFixRate = try flags.int("max-fix-rate", range: 1...1_000_000) ?? config.maxFixRate
+        config.maxConnsPerIP = try flags.int("max-conns-per-ip", range: 0...10_000_000) ?? config.maxConnsPerIP
+        config.authTimeoutMs = try flags.durationMs("auth-timeout") ?? config.authTimeoutMs
+        config.maxUnsentBytes = try flags.bytes("max-unsent", range: 1024...(1 << 30)) ?? config.maxUnsentBytes
+        config.maxClockSkewMs = try flags.durationMs("max-clock-skew") ?? config.maxClockSkewMs
+        if let loop = flags.string("event-loop") {
+            guard loop == "libev" || loop == "poll" else { throw UsageError("--event-loop: \(loop) is not libev or poll") }
+            config.useLibev = loop == "libev"
+        }
+        if flags.string("cluster") != nil {
+            throw UsageError("--cluster: cluster mode is not available in this build yet")
+        }
+        return config
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let config: HubConfig
+        do {
+            guard let parsed = try parse(arguments) else {
+                print(help)
+                return 0
+            }
+            config = parsed
+        } catch {
+            FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
+            return 2
+        }
+        let log = Logger(level: config.logLevel)
+        if config.jwtSecret == nil {
+            log.warn("OPEN MODE: no --jwt-secret, every client may do everything. For development only.")
+        }
+        let store = MemoryTripStore()
+        let hub = Hub(config: config, store: store)
+        do {
+            try hub.start()
+        } catch {
+            FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
+            return 2
+        }
+        let scheme = config.tlsCertPath == nil ? "http" : "https"
+        // Scripts and tests wait for this exact line (PROTOCOL 9); write it unbuffered.
+        FileHandle.standardOutput.write(Data("listening on \(scheme)://\(config.listenHost):\(hub.port)\n".utf8))
+        let signals = SignalWatcher { signal in
+            log.info("received \(signal), draining")
+            hub.beginShutdown()
+        }
+        hub.waitUntilStopped()
+        signals.cancel()
+        store.close()
+        log.info("stopped")
+        return 0
+    }
+}

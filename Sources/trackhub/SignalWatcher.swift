@@ -1,0 +1,40 @@
+import Dispatch
+import Foundation
+
+/// Turns SIGTERM and SIGINT into one call of `handler` (a second signal exits at once).
+final class SignalWatcher {
+    private let sources: [DispatchSourceSignal]
+
+    init(handler: @escaping @Sendable (String) -> Void) {
+        let queue = DispatchQueue(label: "trackhub.signals")
+        var made: [DispatchSourceSignal] = []
+        let fired = SignalCount()
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                if fired.increment() > 1 { exit(1) }
+                handler(name)
+            }
+            source.resume()
+            made.append(source)
+        }
+        sources = made
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}
+
+/// How many signals arrived (touched only on the signal queue, but kept atomic for clarity).
+private final class SignalCount: @unchecked Sendable {
+    private var count = 0
+    private let lock = NSLock()
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
+    }
+}
