@@ -1,4 +1,0 @@
-import Testing
-@testable import TrackHubServer
-
-@Test func moduleLoads() { #expect(Bool(true)) }

@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+@testable import TrackHubServer
+
+/// WebSocket test clients on one libwebsockets client context (poll loop). Each
+/// connection's messages are kept in order; tests wait for them with deadlines.
+final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    fileprivate struct State {
+        var opened: Set<ConnectionID> = []
+        var inbox: [ConnectionID: [[UInt8]]] = [:]
+        var closed: [ConnectionID: (code: UInt16?, reason: String)] = [:]
+    }
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+    private(set) var host: LWSClientHost!
+
+    init() throws {
+        host = LWSClientHost(delegate: self)
+        try host.start()
+    }
+
+    func stop() { host.stop() }
+
+    /// Connects and waits until the connection is open.
+    func connect(port: Int, path: String = "/v1/ws", origin: String? = nil, offerSubprotocol: Bool = true, timeout: Double = 10) throws -> TestConnection {
+        let id = host.connect(WebSocketTarget(host: "127.0.0.1", port: port, path: path, origin: origin, offerSubprotocol: offerSubprotocol))
+        try waitFor(timeout: timeout, what: "connection \(id) to open") { state in
+            if let closed = state.closed[id] { throw Failure(description: "connection refused: \(closed.reason)") }
+            return state.opened.contains(id)
+        }
+        return TestConnection(clients: self, id: id)
+    }
+
+    /// Connects and returns without waiting (the caller checks `closeInfo`).
+    func connectNoWait(port: Int, path: String = "/v1/ws", origin: String? = nil) -> TestConnection {
+        TestConnection(clients: self, id: host.connect(WebSocketTarget(host: "127.0.0.1", port: port, path: path, origin: origin)))
+    }
+
+    func clientOpened(_ id: ConnectionID) {
+        state.withLock { _ = $0.opened.insert(id) }
+        signal()
+    }
+
+    func clientReceived(_ id: ConnectionID, message: [UInt8]) {
+        state.withLock { $0.inbox[id, default: []].append(message) }
+        signal()
+    }
+
+    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
+        state.withLock { $0.closed[id] = (code, reason) }
+        signal()
+    }
+
+    private func signal() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `check` returns a value, or throws after `timeout` seconds.
+    fileprivate func waitFor<T>(timeout: Double, what: String, _ check: (inout State) throws -> T?) throws -> T {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let value = try state.withLock({ try check(&$0) }) { return value }
+            if Date() >= deadline { throw Failure(description: "timed out waiting for \(what)") }
+            condition.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
+        }
+    }
+
+    fileprivate func waitFor(timeout: Double, what: String, _ check: (inout State) throws -> Bool) throws {
+        let _: Bool = try waitFor(timeout: timeout, what: what) { state -> Bool? in try check(&state) ? true : nil }
+    }
+
+    fileprivate func takeAll(_ id: ConnectionID) -> [[UInt8]] {
+        state.withLock { state in
+            let messages = state.inbox[id] ?? []
+            state.inbox[id] = []
+            return messages
+        }
+    }
+
+    fileprivate func closeInfo(_ id: ConnectionID) -> (code: UInt16?, reason: String)? {
+        state.withLock { $0.closed[id] }
+    }
+
+    fileprivate func take(_ id: ConnectionID, timeout: Double, what: String, matching: ([String: Any]) -> Bool) throws -> (json: [String: Any], raw: [UInt8]) {
+        try waitFor(timeout: timeout, what: what) { state -> (json: [String: Any], raw: [UInt8])? in
+            guard var messages = state.inbox[id] else {
+                if let closed = state.closed[id] { throw Failure(description: "closed (\(closed.code.map(String.init) ?? "-")) while waiting for \(what)") }
+                return nil
+            }
+            for (index, raw) in messages.enumerated() {
+                guard let json = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else { continue }
+                if matching(json) {
+                    messages.remove(at: index)
+                    state.inbox[id] = messages
+                    return (json, raw)
+                }
+            }
+            if let closed = state.closed[id] { throw Failure(description: "closed (\(closed.code.map(String.init) ?? "-")) while waiting for \(what)") }
+            return nil
+        }
+    }
+}
+
+/// One test connection.
+struct TestConnection {
+    let clients: TestClients
+    let id: ConnectionID
+
+    func send(_ object: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: object)
+        clients.host.send(id, text: String(decoding: data, as: UTF8.self))
+    }
+
+    func sendText(_ text: String) {
+        clients.host.send(id, text: text)
+    }
+
+    func close() { clients.host.close(id) }
+
+    /// The next message (in arrival order) for which `matching` holds; earlier others stay queued.
+    @discardableResult
+    func next(_ what: String = "a message", timeout: Double = 10, matching: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+        try clients.take(id, timeout: timeout, what: what, matching: matching).json
+    }
+
+    /// The next message of a type (and, optionally, with `re`).
+    @discardableResult
+    func next(type: String, re: Int? = nil, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+        try next("\(type)\(re.map { " re \($0)" } ?? "")", timeout: timeout) { json in
+            json["type"] as? String == type && (re == nil || (json["re"] as? Int) == re) && extra(json)
+        }
+    }
+
+    /// The raw bytes of the next message of a type.
+    func nextRaw(type: String, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [UInt8] {
+        try clients.take(id, timeout: timeout, what: type) { json in json["type"] as? String == type && extra(json) }.raw
+    }
+
+    /// Sends a message with an id and waits for the reply that carries it.
+    @discardableResult
+    func request(_ object: [String: Any], id requestID: Int, timeout: Double = 10) throws -> [String: Any] {
+        var message = object
+        message["id"] = requestID
+        try send(message)
+        return try next("reply to \(object["op"] ?? "?") id \(requestID)", timeout: timeout) { ($0["re"] as? Int) == requestID }
+    }
+
+    /// Everything received and not yet taken, decoded.
+    func drain() -> [[String: Any]] {
+        clients.takeAll(id).compactMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] }
+    }
+
+    /// Waits until the hub closed this connection; returns the close code (nil: no close frame).
+    func waitClosed(timeout: Double = 10) throws -> UInt16? {
+        try clients.waitFor(timeout: timeout, what: "connection \(id) to close") { state -> UInt16?? in
+            guard let closed = state.closed[id] else { return nil }
+            return .some(closed.code)
+        }
+    }
+
+    var closeInfo: (code: UInt16?, reason: String)? { clients.closeInfo(id) }
+}
+
+/// Now in ms since the epoch (fix timestamps in tests).
+func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }

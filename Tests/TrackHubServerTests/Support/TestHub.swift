@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import TrackHubStore
+@testable import TrackHubServer
+
+/// A real hub on an ephemeral loopback port, on the poll loop so that many tests can run
+/// one each in this process (only one lws-owned libev loop may exist per process).
+final class TestHub: @unchecked Sendable {
+    let hub: Hub
+    let store: MemoryTripStore
+    var port: Int { hub.port }
+
+    init(configure: (inout HubConfig) -> Void = { _ in }) throws {
+        var config = HubConfig()
+        config.listenHost = "127.0.0.1"
+        config.listenPort = 0
+        config.useLibev = false
+        config.webRoot = TestHub.packageRoot + "/web-client"
+        configure(&config)
+        store = MemoryTripStore()
+        hub = Hub(config: config, store: store)
+        try hub.start()
+    }
+
+    func stop() { hub.stopNow() }
+
+    static var packageRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// An HTTP request to the hub; returns status and body.
+    func http(_ method: String, _ path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, body: Data) {
+        try HTTPTestClient.request(port: port, method: method, path: path, json: json, body: body, headers: headers)
+    }
+
+    /// Same, decoding the body as a JSON object.
+    func httpJSON(_ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]) throws -> (status: Int, json: [String: Any]) {
+        let (status, data) = try http(method, path, json: json, headers: headers)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return (status, object)
+    }
+
+    /// Creates a trip over HTTP and checks the 201.
+    @discardableResult
+    func createTrip(_ body: [String: Any]) throws -> [String: Any] {
+        let (status, json) = try httpJSON("POST", "/v1/trips", json: body)
+        #expect(status == 201, "create trip answered \(status): \(json)")
+        return json
+    }
+}
+
+/// Minimal blocking HTTP/1.1 client over a socket (URLSession is avoided: it pulls libcurl quirks).
+enum HTTPTestClient {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    static func request(port: Int, method: String, path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, body: Data) {
+        var payload = body ?? Data()
+        if let json { payload = try JSONSerialization.data(withJSONObject: json) }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket failed") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure(description: "connect failed") }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(payload.count)\r\n"
+        if json != nil { head += "Content-Type: application/json\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        var request = Data(head.utf8)
+        request.append(payload)
+        try request.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let n = send(fd, raw.baseAddress! + sent, raw.count - sent, 0)
+                if n <= 0 { throw Failure(description: "send failed") }
+                sent += n
+            }
+        }
+        var response = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            response.append(contentsOf: buffer[0..<n])
+            if let parsed = parse(response) { return parsed }
+        }
+        guard let parsed = parse(response, complete: true) else { throw Failure(description: "no HTTP response") }
+        return parsed
+    }
+
+    private static func parse(_ data: Data, complete: Bool = false) -> (status: Int, body: Data)? {
+        guard let separator = data.range(of: Data("\r\n\r\n".utf8)) else { return nil }
+        let head = String(decoding: data[..<separator.lowerBound], as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n")
+        let statusParts = lines.first?.split(separator: " ") ?? []
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
+        let body = data[separator.upperBound...]
+        if let lengthLine = lines.first(where: { $0.lowercased().hasPrefix("content-length:") }),
+           let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) {
+            return body.count >= length ? (status, Data(body.prefix(length))) : nil
+        }
+        return complete ? (status, Data(body)) : nil
+    }
+}
