@@ -171,7 +171,11 @@ public struct Trip: Sendable, Codable {
             previous = m.alongM
         }
         var destinationAlong: Double?
-        if let destination {
+        if let destination, destination == route.end {
+            // The route's own end (the default): its along distance is the length, even on a
+            // loop whose end coincides with its start.
+            destinationAlong = route.lengthM
+        } else if let destination {
             let m = route.nearest(to: destination, fromAlongM: previous)
             guard m.offsetM <= config.rerouteDistanceM else { throw .destinationTooFar(distanceM: m.offsetM) }
             destinationAlong = m.alongM
