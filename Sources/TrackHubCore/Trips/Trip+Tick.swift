@@ -1,0 +1,29 @@
+/// Ticks (PROTOCOL 6.3): frames while the marker moves, and the events the marker's position
+/// triggers (6.6 waypoints, 6.7 arrival).
+extension Trip {
+    /// Called on every tick: nil when the marker did not move since the last tick. The frame that
+    /// ends an animation is exactly at its target. Events a tick detects (waypoint_reached, then
+    /// without waiting waypoint_resumed, arrived) come after the frame that triggered them.
+    ///
+    /// Allocation-free unless it returns events: it samples the running animation once.
+    public mutating func tick(now: Int64) -> (frame: TripFrame?, events: [TripEvent]) {
+        guard let a = animation, endedAt == nil else { return (nil, []) }
+        let running = framedThrough < a.endT
+        guard running || needsCheck else { return (nil, []) }
+        needsCheck = false
+        let t = min(now, a.endT)
+        let s = sample(a, at: t)
+        var frame: TripFrame?
+        if running {
+            framedThrough = t
+            if lastFramePosition != s.position {
+                lastFramePosition = s.position
+                let n = numbers(for: s)
+                frame = TripFrame(
+                    t: now, position: s.position, bearingDeg: s.bearingDeg, progress: n.progress,
+                    doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status)
+            }
+        }
+        return (frame, checkWaypointsAndArrival(s, now: now))
+    }
+}

@@ -1,0 +1,46 @@
+/// What happened to a trip (PROTOCOL 4, `event`).
+public enum TripEventKind: Sendable, Equatable, Codable {
+    case tripCreated
+    /// `remainingWaypoints`: unvisited waypoints after this one.
+    case waypointReached(index: Int, remainingWaypoints: Int)
+    /// `remainingWaypoints`: unvisited waypoints after this one.
+    case waypointResumed(index: Int, remainingWaypoints: Int)
+    case arrived
+    /// `distanceM`: the fix's distance from the route, metres.
+    case offRoute(distanceM: Double)
+    case backOnRoute
+    case rerouted
+    case ended
+
+    /// The wire name: "trip_created", "waypoint_reached", ...
+    public var name: String {
+        switch self {
+        case .tripCreated: "trip_created"
+        case .waypointReached: "waypoint_reached"
+        case .waypointResumed: "waypoint_resumed"
+        case .arrived: "arrived"
+        case .offRoute: "off_route"
+        case .backOnRoute: "back_on_route"
+        case .rerouted: "rerouted"
+        case .ended: "ended"
+        }
+    }
+}
+
+/// One event of a trip: `n` counts from 1 per trip for the trip's whole life.
+public struct TripEvent: Sendable, Equatable, Codable {
+    /// The event's number within its trip, from 1.
+    public var n: Int
+    public var kind: TripEventKind
+    /// Hub time it happened, ms since the epoch.
+    public var t: Int64
+    /// The marker's position when it happened; nil without a marker.
+    public var position: GeoPoint?
+
+    public init(n: Int, kind: TripEventKind, t: Int64, position: GeoPoint?) {
+        self.n = n
+        self.kind = kind
+        self.t = t
+        self.position = position
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import TrackHubCore
-
-@Test func moduleLoads() { #expect(Bool(true)) }
