@@ -1,4 +1,0 @@
-import Testing
-@testable import TrackHubProtocol
-
-@Test func moduleLoads() { #expect(Bool(true)) }
