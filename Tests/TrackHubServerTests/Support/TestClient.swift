@@ -67,7 +67,7 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         while true {
             if let value = try state.withLock({ try check(&$0) }) { return value }
             if Date() >= deadline { throw Failure(description: "timed out waiting for \(what)") }
-            condition.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
+            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
         }
     }
 
