@@ -35,7 +35,11 @@ let package = Package(
             name: "TrackHubServer",
             dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "CLibWebSockets"]
         ),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer"]),
+        .target(
+            name: "TrackHubSimulator",
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubServer"]
+        ),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubSimulator"]),
         .executableTarget(
             name: "trackhub-load",
             dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets"]
@@ -48,6 +52,7 @@ let package = Package(
         .testTarget(name: "TrackHubCoreTests", dependencies: ["TrackHubCore"]),
         .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
         .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
+        .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubStore"]),
         .testTarget(
             name: "TrackHubServerTests",
             dependencies: ["TrackHubServer", "TrackHubProtocol", "CLibWebSockets"]

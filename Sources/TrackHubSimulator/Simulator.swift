@@ -1,0 +1,1 @@
+// The courier simulator (trackhub simulate) lives here.

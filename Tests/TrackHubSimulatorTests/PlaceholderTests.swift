@@ -1,0 +1,4 @@
+import Testing
+@testable import TrackHubSimulator
+
+@Test func simulatorModuleLoads() { #expect(Bool(true)) }
