@@ -2,7 +2,7 @@
 // hub's `viewport`/`clusters` messages. Without lat/lon/zoom, it first asks for the
 // whole world at zoom 2 and fits the map to what it gets.
 
-import { h, hubClient, connectionIndicator, makeMap, params, tripLink, reducedMotion, escapeHtml } from "./util.js";
+import { h, hubClient, connectionIndicator, makeMap, params, tripLink, reducedMotion, escapeHtml, cardPadding } from "./util.js";
 
 const WORLD = [-180, -85.05112878, 180, 85.05112878];
 const DEBOUNCE_MS = 150;
@@ -153,7 +153,7 @@ export function mountFleetView(main) {
         else pts.push([it.lat, it.lon]);
       }
       if (pts.length === 1) map.setView(pts[0], 14, { animate: false });
-      else if (pts.length > 1) map.fitBounds(pts, { padding: [48, 48], maxZoom: 15, animate: false });
+      else if (pts.length > 1) map.fitBounds(pts, { ...cardPadding(card, 48), maxZoom: 15, animate: false });
       sendViewport();
     }
   }

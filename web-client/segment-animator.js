@@ -46,8 +46,8 @@ export class SegmentAnimator {
       duration: Math.max(0, Number(msg.duration_ms) || 0),
       msg,
     };
-    // Keep the bearing we had when the new path has no direction (a one-point path).
-    const prevBearing = this.current()?.bearing ?? null;
+    // Keep the bearing shown at t0 when the new path has no direction (a one-point path).
+    const prevBearing = this.positionAt(seg.t0)?.bearing ?? null;
     seg.fallbackBearing = prevBearing;
     this.seg = seg;
   }

@@ -6,7 +6,7 @@ import { SegmentAnimator } from "./segment-animator.js";
 import { cumulative, splitAt, bounds as lineBounds } from "./geo.js";
 import {
   h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
-  etaText, statusWords, formatDistance, escapeHtml,
+  etaText, statusWords, formatDistance, escapeHtml, cardPadding,
 } from "./util.js";
 
 const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
@@ -146,9 +146,10 @@ export function mountTripView(main, tripId) {
 
   function renderStops() {
     stopsList.replaceChildren(...st.waypoints.map((w, i) =>
-      h("li", { class: w.visited ? "visited" : (st.status === "holding" && holdingStop() === i + 1 ? "current" : "") },
-        h("span", { class: "stop-num" }, String(i + 1)),
-        h("span", {}, w.visited ? "Stop visited" : (st.status === "holding" && holdingStop() === i + 1 ? "Rider is here" : "Upcoming stop")))));
+      (st.status === "holding" && holdingStop() === i + 1)
+        ? h("li", { class: "current" }, h("span", { class: "stop-num" }, String(i + 1)), h("span", {}, `Stop ${i + 1}: the rider is here`))
+        : h("li", { class: w.visited ? "visited" : "" }, h("span", { class: "stop-num" }, String(i + 1)),
+          h("span", {}, w.visited ? `Stop ${i + 1}: visited` : `Stop ${i + 1}: upcoming`))));
     stopsList.hidden = st.waypoints.length === 0;
   }
 
@@ -230,7 +231,7 @@ export function mountTripView(main, tripId) {
     const b = lineBounds(pts);
     if (!b) return false;
     if (pts.length === 1 || (b[0][0] === b[1][0] && b[0][1] === b[1][1])) map.setView([b[0][1], b[0][0]], 16, { animate: false });
-    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { padding: [40, 40], animate: false, maxZoom: 17 });
+    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { ...cardPadding(card), animate: false, maxZoom: 17 });
     return true;
   }
 

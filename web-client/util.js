@@ -79,7 +79,7 @@ export function tileTemplate() {
 /** A Leaflet map in `el` with the configured tiles; works (plain background) without them. */
 export function makeMap(el, options = {}) {
   const map = L.map(el, {
-    zoomControl: true,
+    zoomControl: false,
     worldCopyJump: false,
     preferCanvas: false,
     zoomAnimation: !reducedMotion(),
@@ -87,6 +87,7 @@ export function makeMap(el, options = {}) {
     markerZoomAnimation: !reducedMotion(),
     ...options,
   });
+  L.control.zoom({ position: "topright" }).addTo(map);
   const tpl = tileTemplate();
   if (tpl && tpl !== "none") {
     const isOsm = /tile\.openstreetmap\.org/.test(tpl);
@@ -150,4 +151,13 @@ const STATUS_WORDS = {
 export function statusWords(status, { holdingStop } = {}) {
   if (status === "holding" && holdingStop) return `Holding at stop ${holdingStop}`;
   return STATUS_WORDS[status] || status || "—";
+}
+
+/** fitBounds padding that keeps clear of the floating card (left on wide screens, bottom on narrow). */
+export function cardPadding(card, extra = 40) {
+  const r = card ? card.getBoundingClientRect() : null;
+  if (!r || window.innerWidth <= 640) {
+    return { paddingTopLeft: [extra, extra], paddingBottomRight: [extra, extra + (r ? r.height : 0)] };
+  }
+  return { paddingTopLeft: [r.width + 16 + extra, extra], paddingBottomRight: [extra, extra] };
 }

@@ -403,6 +403,47 @@ class WebClientTest(unittest.TestCase):
         self.wait(lambda: dist_m(self.marker(), p2) < 5, message="marker follows after the reconnect")
         self.shot("reopened")
 
+    def test_client_modules_in_the_browser(self):
+        """The standalone modules: SegmentAnimator interpolation, backoff, hub clock."""
+        self.open("/")
+        r = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            Promise.all([import('/segment-animator.js'), import('/trackhub-client.js')]).then(([A, C]) => {
+              const anim = new A.SegmentAnimator({ now: () => 0 });
+              anim.reset({ lat: 0, lon: 0 }, 90);
+              const rest = anim.positionAt(5);
+              // a path of two equal legs east then north; 1000 ms from t0 = 1000
+              anim.push({ path: [[0, 0], [0.01, 0], [0.01, 0.01]], t0: 1000, duration_ms: 1000 });
+              const before = anim.positionAt(500), half = anim.positionAt(1500), q = anim.positionAt(1250),
+                    end = anim.positionAt(5000);
+              anim.push({ path: [[0.01, 0.01]], t0: 6000, duration_ms: 0 });
+              const still = anim.positionAt(6001);
+              const delays = [0, 1, 2, 3, 10, 20].map(n => C.backoffDelay(n, { base: 500, cap: 10000, random: () => 1 }));
+              const lows = [0, 5].map(n => C.backoffDelay(n, { base: 500, cap: 10000, random: () => 0 }));
+              const clock = new C.HubClock();
+              clock.samplePong(10500, 1000, 1020);   // offset 10500 - 1010
+              const off1 = clock.offset;
+              clock.observe(20000, 1000);             // a message cannot come from the future
+              done({ rest, before, half, q, end, still, delays, lows, off1, off2: clock.offset });
+            }).catch(e => done({ error: String(e) }));
+        """)
+        self.assertNotIn("error", r, r)
+        self.assertEqual((r["rest"]["lon"], r["rest"]["lat"], r["rest"]["bearing"]), (0, 0, 90))
+        self.assertEqual((r["before"]["lon"], r["before"]["lat"]), (0, 0))
+        self.assertAlmostEqual(r["half"]["lon"], 0.01, places=4)
+        self.assertAlmostEqual(r["half"]["lat"], 0.0, places=4)
+        self.assertAlmostEqual(r["q"]["lon"], 0.005, places=4)
+        self.assertAlmostEqual(r["q"]["bearing"], 90, delta=0.5)
+        self.assertTrue(r["q"]["moving"])
+        self.assertEqual((r["end"]["lon"], r["end"]["lat"]), (0.01, 0.01))
+        self.assertAlmostEqual(r["end"]["bearing"], 0, delta=0.5)
+        self.assertFalse(r["end"]["moving"])
+        self.assertAlmostEqual(r["still"]["bearing"], 0, delta=0.5, msg="a one-point segment keeps the bearing")
+        self.assertEqual(r["delays"], [500, 1000, 2000, 4000, 10000, 10000])
+        self.assertEqual(r["lows"], [250, 5000])
+        self.assertEqual(r["off1"], 9490)
+        self.assertEqual(r["off2"], 19000)
+
     def test_unknown_trip(self):
         trip = unique("ghost")
         self.open(f"/trips/{trip}")
