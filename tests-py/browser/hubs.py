@@ -27,6 +27,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 SUBPROTOCOL = "trackhub.v1"
+WEB_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "web-client"))
 
 
 class FakeHubUnderTest:
@@ -83,7 +84,7 @@ class RealHubUnderTest:
 
     def start(self):
         self.proc = subprocess.Popen(
-            [self.exe, "serve", "--listen", self.listen, "--data", self.data],
+            [self.exe, "serve", "--listen", self.listen, "--data", self.data, "--web-root", WEB_ROOT],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         deadline = time.time() + 30
         found = threading.Event()
