@@ -1,0 +1,456 @@
+"""Browser tests of the web client (headless Chromium through Selenium).
+
+The hub under test is the fake hub in fake_hub.py, or the real binary when
+TRACKHUB_BIN names the directory holding `trackhub` (see hubs.py). Conditions are
+awaited with deadlines (WebDriverWait), never with sleeps. Screenshots go to
+test-artifacts/ at the repository root.
+
+Run:  python3 -m unittest discover -s tests-py -p 'test_*.py' -v
+  or  python3 -m unittest tests-py/browser/test_web_client.py -v
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+ARTIFACTS = os.path.join(REPO, "test-artifacts")
+
+from hubs import Courier, hub_under_test  # noqa: E402
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import TimeoutException, WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+    HAVE_SELENIUM = True
+except ImportError:  # pragma: no cover
+    HAVE_SELENIUM = False
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+CHROMIUM = find_chromium()
+CHROMEDRIVER = shutil.which("chromedriver")
+SKIP_REASON = None
+if not HAVE_SELENIUM:
+    SKIP_REASON = "selenium is not installed (pip install selenium==4.25.0)"
+elif not CHROMIUM or not CHROMEDRIVER:
+    SKIP_REASON = "chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
+elif not os.path.isfile("/usr/share/javascript/leaflet/leaflet.js") and not os.environ.get("TRACKHUB_BIN"):
+    SKIP_REASON = "libjs-leaflet is not installed (apt-get install libjs-leaflet)"
+
+
+# ---- geometry helpers (metres along a [lon, lat] line) ---------------------------------
+def dist_m(a, b):
+    lon1, lat1, lon2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    s = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * 6371008.8 * math.asin(min(1.0, math.sqrt(s)))
+
+
+def line_length(line):
+    return sum(dist_m(line[i], line[i + 1]) for i in range(len(line) - 1))
+
+
+def point_along(line, d):
+    for i in range(len(line) - 1):
+        seg = dist_m(line[i], line[i + 1])
+        if d <= seg or i == len(line) - 2:
+            f = 0 if seg == 0 else min(1.0, d / seg)
+            return [line[i][0] + (line[i + 1][0] - line[i][0]) * f, line[i][1] + (line[i + 1][1] - line[i][1]) * f]
+        d -= seg
+    return list(line[-1])
+
+
+# A ~1.6 km route through Lisbon, a stop near its middle.
+ROUTE = [[-9.1500, 38.7100], [-9.1440, 38.7130], [-9.1390, 38.7170], [-9.1330, 38.7190], [-9.1290, 38.7230]]
+ROUTE_LEN = line_length(ROUTE)
+STOP_ALONG = 800.0
+STOP = point_along(ROUTE, STOP_ALONG)
+
+
+def unique(prefix):
+    return f"{prefix}-{int(time.time() * 1000) % 10_000_000}"
+
+
+@unittest.skipIf(SKIP_REASON is not None, SKIP_REASON or "")
+class WebClientTest(unittest.TestCase):
+    driver = None
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                    "--window-size=1280,900", "--no-first-run", "--no-default-browser-check",
+                    # no internet here: make tile requests fail at once instead of waiting on DNS
+                    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
+            opts.add_argument(arg)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        try:
+            cls.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+        except WebDriverException as e:
+            raise unittest.SkipTest(f"cannot start headless chromium: {e.msg}")
+        cls.driver.set_page_load_timeout(30)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.driver:
+            cls.driver.quit()
+
+    def setUp(self):
+        self.hub = hub_under_test()
+        self.couriers = []
+
+    def tearDown(self):
+        outcome = getattr(self, "_outcome", None)
+        failed = False
+        if outcome is not None and getattr(outcome, "result", None) is not None:
+            res = outcome.result
+            failed = any(t is self for t, _ in (res.failures + res.errors)[-2:])
+        if failed:
+            self.shot("FAILED")
+            try:
+                for entry in self.driver.get_log("browser")[-30:]:
+                    print("browser:", entry.get("level"), entry.get("message"), file=sys.stderr)
+            except Exception:
+                pass
+        for c in self.couriers:
+            c.close()
+        self.hub.close()
+
+    # ---- helpers ------------------------------------------------------------------------
+    def courier(self):
+        c = Courier(self.hub.ws_url)
+        self.couriers.append(c)
+        return c
+
+    def open(self, path):
+        self.driver.get(self.hub.base_url + path)
+
+    def shot(self, name):
+        try:
+            self.driver.save_screenshot(os.path.join(ARTIFACTS, f"{self.id().split('.')[-1]}-{name}.png"))
+        except Exception:
+            pass
+
+    def wait(self, cond, timeout=15, message=""):
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
+        except TimeoutException:
+            self.shot("timeout")
+            raise AssertionError(f"timed out after {timeout}s waiting for: {message}")
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def attr(self, testid, name):
+        return self.js(
+            "const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
+            testid, name)
+
+    def marker(self):
+        r = self.js("""const e = document.querySelector("[data-testid='rider-marker']");
+                       if (!e || !e.hasAttribute('data-lat')) return null;
+                       return [parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))];""")
+        return r
+
+    def lengths(self):
+        d = self.attr("route-done", "data-length-m")
+        left = self.attr("route-left", "data-length-m")
+        return (float(d) if d is not None else None, float(left) if left is not None else None)
+
+    def progress(self):
+        return self.js("""const e = document.querySelector("[role='progressbar']");
+                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""")
+
+    def text(self, testid):
+        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.textContent.trim() : null;", testid)
+
+    # ---- tests -----------------------------------------------------------------------------
+    def test_trip_view_follows_the_courier(self):
+        trip = unique("trip")
+        self.hub.create_trip(trip, route=ROUTE, waypoints=[{"lat": STOP[1], "lon": STOP[0]}],
+                             rider={"id": "r-ana", "name": "Ana Courier"})
+        courier = self.courier()
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="connection open")
+        self.wait(lambda: self.attr("trip-status", "data-status") == "pending", message="status pending")
+        self.assertEqual(self.text("eta"), "—")
+        self.assertIsNone(self.progress(), "no aria-valuenow while progress is null")
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='waypoint']")), 1)
+        wp = self.driver.find_element(By.CSS_SELECTOR, "[data-testid='waypoint']")
+        self.assertEqual(wp.get_attribute("data-index"), "0")
+        self.assertEqual(wp.get_attribute("data-visited"), "false")
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='destination']")), 1)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='rider-marker']"), [])
+        follow = self.driver.find_element(By.CSS_SELECTOR, "[data-testid='follow']")
+        self.assertEqual(follow.get_attribute("aria-pressed"), "true")
+        self.shot("pending")
+
+        t0 = int(time.time() * 1000) - 15 * 60 * 1000
+        step_ms = 20_000  # 200 m per 20 s: 10 m/s
+        seq = 0
+
+        def send(along, duration_ms=1200):
+            nonlocal seq
+            seq += 1
+            p = point_along(ROUTE, along)
+            ack = courier.fix(trip, p[0], p[1], t0 + seq * step_ms, seq=seq, duration_ms=duration_ms)
+            self.assertEqual(ack.get("type"), "ack", ack)
+            return p, ack
+
+        # First fix: the marker appears there at once.
+        p, ack = send(0)
+        self.assertTrue(ack["applied"], ack)
+        self.wait(lambda: self.marker() is not None and dist_m(self.marker(), p) < 3, message="marker at first fix")
+        self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="status moving")
+        label = self.attr("rider-marker", "aria-label")
+        self.assertIn("Ana Courier", label)
+
+        # Along the route: the marker glides toward each fix; done grows, left shrinks.
+        prev_done = -1.0
+        for along in (200, 400, 600):
+            before = self.marker()
+            p, ack = send(along, duration_ms=1500)
+            self.assertTrue(ack["applied"], ack)
+            # It is drawn between the two fixes while animating...
+            self.wait(lambda: self.marker() is not None and 5 < dist_m(self.marker(), before) and dist_m(self.marker(), p) > 5,
+                      timeout=5, message=f"marker moving toward fix at {along} m")
+            # ...and reaches the fix.
+            self.wait(lambda: dist_m(self.marker(), p) < 5, timeout=10, message=f"marker at fix {along} m")
+            self.wait(lambda: self.lengths()[0] is not None and abs(self.lengths()[0] - along) < 15,
+                      message=f"route-done ≈ {along} m (got {self.lengths()})")
+            done, left = self.lengths()
+            self.assertGreater(done, prev_done)
+            self.assertAlmostEqual(done + left, ROUTE_LEN, delta=15)
+            prev_done = done
+        self.wait(lambda: re.fullmatch(r"Arriving in \d+ min", self.text("eta") or "") is not None,
+                  message=f"ETA text (got {self.text('eta')!r})")
+        pct = self.progress()
+        self.assertIsNotNone(pct)
+        self.assertAlmostEqual(pct, 100 * 600 / ROUTE_LEN, delta=3)
+        self.shot("moving")
+
+        # To the stop: holding there, the waypoint is visited, fixes are held.
+        p, ack = send(STOP_ALONG)
+        self.wait(lambda: self.attr("trip-status", "data-status") == "holding", message="holding at the stop")
+        self.assertIn("Holding at stop 1", self.text("trip-status"))
+        self.wait(lambda: self.driver.find_element(By.CSS_SELECTOR, "[data-testid='waypoint']").get_attribute("data-visited") == "true",
+                  message="waypoint visited")
+        _, ack = send(STOP_ALONG + 150)
+        self.assertFalse(ack["applied"])
+        self.assertEqual(ack.get("reason"), "holding")
+        self.shot("holding")
+
+        # Proceed, then to the end: arrived.
+        self.assertEqual(courier.proceed(trip).get("type"), "ack")
+        self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="moving again after proceed")
+        for along in (1000, 1200, 1400, ROUTE_LEN):
+            p, ack = send(along, duration_ms=800)
+            self.assertTrue(ack["applied"], ack)
+        self.wait(lambda: self.attr("trip-status", "data-status") == "arrived", message="arrived")
+        self.wait(lambda: self.text("eta") == "Arrived", message="Arrived text")
+        self.wait(lambda: self.progress() == 100, message="progress 100")
+        self.wait(lambda: dist_m(self.marker(), ROUTE[-1]) < 5, message="marker at destination")
+        done, left = self.lengths()
+        self.assertAlmostEqual(done, ROUTE_LEN, delta=15)
+        self.assertLess(left, 15)
+
+        # Toggles.
+        follow.click()
+        self.assertEqual(follow.get_attribute("aria-pressed"), "false")
+        trail = self.driver.find_element(By.CSS_SELECTOR, "[data-testid='trail-toggle']")
+        trail.click()
+        self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='trail-fix']")) >= 9,
+                  message="trail breadcrumbs")
+        refused = self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='trail-fix'][data-reason='holding']")
+        self.assertEqual(len(refused), 1)
+        self.shot("arrived")
+
+    def test_trips_list(self):
+        a, b = unique("list-a"), unique("list-b")
+        self.hub.create_trip(a, route=ROUTE, rider={"id": "r1", "name": "Bea"})
+        self.hub.create_trip(b, route=ROUTE)
+        self.open("/?token=secret-123" if self.hub.is_fake else "/")
+        row = lambda tid: self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}']`)?.getAttribute('data-status') ?? null", tid)  # noqa: E731
+        self.wait(lambda: row(a) == "pending" and row(b) == "pending", message="both trips listed as pending")
+        courier = self.courier()
+        p = point_along(ROUTE, 0)
+        courier.fix(a, p[0], p[1], int(time.time() * 1000) - 60_000, seq=1)
+        self.wait(lambda: row(a) == "moving", timeout=10, message="list polls the new status")
+        href = self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}'] a`).getAttribute('href')", a)
+        if self.hub.is_fake:
+            self.assertEqual(href, f"/trips/{a}?token=secret-123")
+            self.assertIn(("http", "secret-123"), self.hub.seen_tokens)
+        else:
+            self.assertEqual(href, f"/trips/{a}")
+        self.shot("list")
+        self.driver.find_element(By.CSS_SELECTOR, f"[data-testid='trip-row'][data-trip='{a}'] a").click()
+        self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip page from the list")
+        if self.hub.is_fake:
+            self.wait(lambda: ("ws", "secret-123") in self.hub.seen_tokens, message="token on the WebSocket URL")
+
+    def test_fleet_clusters(self):
+        courier = self.courier()
+        now = int(time.time() * 1000) - 60_000
+        lisbon = [[-9.1400 + 0.004 * i, 38.7200 + 0.002 * (i % 2)] for i in range(5)]
+        porto = [[-8.6100 + 0.004 * i, 41.1500] for i in range(3)]
+        prefix = unique("fleet")
+        for i, pt in enumerate(lisbon + porto):
+            tid = f"{prefix}-{i}"
+            self.hub.create_trip(tid, route=[pt, [pt[0] + 0.01, pt[1] + 0.01]])
+            ack = courier.fix(tid, pt[0], pt[1], now, seq=1)
+            self.assertTrue(ack.get("applied"), ack)
+        total = 8
+
+        self.open("/fleet")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="connection open")
+        self.wait(lambda: self.attr("fleet-total", "data-total") == str(total), message="fleet total")
+        self.assertIn(str(total), self.text("fleet-total"))
+
+        def items():
+            return self.js("""return [...document.querySelectorAll("[data-testid='cluster'],[data-testid='fleet-rider']")].map(e => ({
+                kind: e.dataset.testid, count: e.dataset.testid === 'cluster' ? parseInt(e.dataset.count) : 1,
+                trip: e.dataset.trip || null, label: e.getAttribute('aria-label')}));""")
+
+        # The fitted view shows everyone: the counts add up to the total, Lisbon is one bubble.
+        self.wait(lambda: sum(i["count"] for i in items()) == total and any(i["count"] == 5 for i in items()),
+                  message=f"bubbles adding up to {total} with a Lisbon bubble of 5 (got {items()})")
+        for it in items():
+            if it["kind"] == "cluster":
+                self.assertIn(f"{it['count']} riders", it["label"])
+        self.shot("fitted")
+
+        # Enter on the Lisbon bubble zooms in; it splits.
+        bubble = self.driver.find_element(By.CSS_SELECTOR, "[data-testid='cluster'][data-count='5']")
+        self.assertEqual(bubble.get_attribute("tabindex"), "0")
+        bubble.send_keys(Keys.ENTER)
+        self.wait(lambda: len(items()) > 1 and sum(i["count"] for i in items()) == 5 and max(i["count"] for i in items()) < 5,
+                  message=f"Lisbon bubble split after zooming in (got {items()})")
+        self.shot("zoomed")
+
+        # Deep zoom by URL: single riders; Enter on one opens its trip.
+        self.open("/fleet?lat=38.7205&lon=-9.132&zoom=15")
+        self.wait(lambda: len([i for i in items() if i["kind"] == "fleet-rider"]) == 5, message="5 single riders at zoom 15")
+        rider = self.driver.find_element(By.CSS_SELECTOR, "[data-testid='fleet-rider']")
+        tid = rider.get_attribute("data-trip")
+        self.assertTrue(tid.startswith(prefix))
+        rider.send_keys(Keys.ENTER)
+        self.wait(lambda: self.driver.current_url.split("?")[0].endswith(f"/trips/{tid}"), message="rider opens its trip")
+        self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip view of that rider")
+
+    def test_connection_indicator_across_hub_restart(self):
+        trip = unique("restart")
+        self.hub.create_trip(trip, route=ROUTE, rider={"id": "r", "name": "Rui"})
+        courier = self.courier()
+        t0 = int(time.time() * 1000) - 10 * 60 * 1000
+        p = point_along(ROUTE, 100)
+        courier.fix(trip, p[0], p[1], t0, seq=1)
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="open")
+        self.wait(lambda: self.marker() is not None and dist_m(self.marker(), p) < 5, message="marker shown")
+        self.js("window.__reloadMark = 'same page';")
+
+        # Record every state the indicator shows (the retries can be quick).
+        self.js("""const el = document.querySelector("[data-testid='connection']");
+                   window.__states = [el.dataset.state];
+                   new MutationObserver(() => window.__states.push(el.dataset.state))
+                     .observe(el, {attributes: true, attributeFilter: ['data-state']});""")
+        states = lambda: self.js("return window.__states")  # noqa: E731
+
+        def seen_in_order(*wanted):
+            got, i = states(), 0
+            for s in got:
+                if i < len(wanted) and s == wanted[i]:
+                    i += 1
+            return i == len(wanted)
+
+        courier.close()
+        self.couriers.remove(courier)
+        self.hub.stop()
+        self.wait(lambda: seen_in_order("open", "closed"), message="closed after the hub stopped")
+        self.shot("closed")
+        self.wait(lambda: seen_in_order("open", "closed", "connecting"), timeout=15, message="connecting (retrying)")
+        self.hub.start()
+        self.wait(lambda: self.attr("connection", "data-state") == "open", timeout=20, message="open again after restart")
+        self.assertTrue(seen_in_order("open", "closed", "connecting", "open"), states())
+        self.assertEqual(self.js("return window.__reloadMark"), "same page", "the page was not reloaded")
+
+        # The subscription was renewed: the marker follows new fixes.
+        courier = self.courier()
+        p2 = point_along(ROUTE, 300)
+        ack = courier.fix(trip, p2[0], p2[1], t0 + 20_000, seq=2, duration_ms=500)
+        self.assertTrue(ack.get("applied"), ack)
+        self.wait(lambda: dist_m(self.marker(), p2) < 5, message="marker follows after the reconnect")
+        self.shot("reopened")
+
+    def test_client_modules_in_the_browser(self):
+        """The standalone modules: SegmentAnimator interpolation, backoff, hub clock."""
+        self.open("/")
+        r = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            Promise.all([import('/segment-animator.js'), import('/trackhub-client.js')]).then(([A, C]) => {
+              const anim = new A.SegmentAnimator({ now: () => 0 });
+              anim.reset({ lat: 0, lon: 0 }, 90);
+              const rest = anim.positionAt(5);
+              // a path of two equal legs east then north; 1000 ms from t0 = 1000
+              anim.push({ path: [[0, 0], [0.01, 0], [0.01, 0.01]], t0: 1000, duration_ms: 1000 });
+              const before = anim.positionAt(500), half = anim.positionAt(1500), q = anim.positionAt(1250),
+                    end = anim.positionAt(5000);
+              anim.push({ path: [[0.01, 0.01]], t0: 6000, duration_ms: 0 });
+              const still = anim.positionAt(6001);
+              const delays = [0, 1, 2, 3, 10, 20].map(n => C.backoffDelay(n, { base: 500, cap: 10000, random: () => 1 }));
+              const lows = [0, 5].map(n => C.backoffDelay(n, { base: 500, cap: 10000, random: () => 0 }));
+              const clock = new C.HubClock();
+              clock.samplePong(10500, 1000, 1020);   // offset 10500 - 1010
+              const off1 = clock.offset;
+              clock.observe(20000, 1000);             // a message cannot come from the future
+              done({ rest, before, half, q, end, still, delays, lows, off1, off2: clock.offset });
+            }).catch(e => done({ error: String(e) }));
+        """)
+        self.assertNotIn("error", r, r)
+        self.assertEqual((r["rest"]["lon"], r["rest"]["lat"], r["rest"]["bearing"]), (0, 0, 90))
+        self.assertEqual((r["before"]["lon"], r["before"]["lat"]), (0, 0))
+        self.assertAlmostEqual(r["half"]["lon"], 0.01, places=4)
+        self.assertAlmostEqual(r["half"]["lat"], 0.0, places=4)
+        self.assertAlmostEqual(r["q"]["lon"], 0.005, places=4)
+        self.assertAlmostEqual(r["q"]["bearing"], 90, delta=0.5)
+        self.assertTrue(r["q"]["moving"])
+        self.assertEqual((r["end"]["lon"], r["end"]["lat"]), (0.01, 0.01))
+        self.assertAlmostEqual(r["end"]["bearing"], 0, delta=0.5)
+        self.assertFalse(r["end"]["moving"])
+        self.assertAlmostEqual(r["still"]["bearing"], 0, delta=0.5, msg="a one-point segment keeps the bearing")
+        self.assertEqual(r["delays"], [500, 1000, 2000, 4000, 10000, 10000])
+        self.assertEqual(r["lows"], [250, 5000])
+        self.assertEqual(r["off1"], 9490)
+        self.assertEqual(r["off2"], 19000)
+
+    def test_unknown_trip(self):
+        trip = unique("ghost")
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("trip-status", "data-status") == "unknown", message="unknown trip")
+        self.assertEqual(self.text("eta"), "—")
+        self.assertIsNone(self.progress())
+
+
+if __name__ == "__main__":
+    unittest.main()

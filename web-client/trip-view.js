@@ -1,0 +1,445 @@
+// One trip (/trips/{id}): the map with the route (done part solid, left part dotted),
+// the animated rider marker, waypoints, destination, the trail on demand, and a card
+// with ETA, progress and status. Live through a `segments` subscription.
+
+import { SegmentAnimator } from "./segment-animator.js";
+import { cumulative, splitAt, bounds as lineBounds } from "./geo.js";
+import {
+  h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
+  etaText, statusWords, formatDistance, escapeHtml, cardPadding,
+} from "./util.js";
+
+const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
+  <circle cx="20" cy="20" r="17" class="rider-halo"/>
+  <circle cx="20" cy="20" r="12" class="rider-disc"/>
+  <path d="M20 10 27 28 20 24 13 28z" class="rider-arrowhead"/>
+</svg>`;
+
+const FLAG_SVG = `<svg viewBox="0 0 32 40" aria-hidden="true" focusable="false">
+  <path d="M16 39C16 39 4 25 4 16a12 12 0 0 1 24 0c0 9-12 23-12 23z" class="dest-pin"/>
+  <path d="M12 9v15M12 9h9l-2 3 2 3h-9" class="dest-flag"/>
+</svg>`;
+
+function fmt(n) {
+  return (Math.round(n * 1e6) / 1e6).toFixed(6);
+}
+
+export function mountTripView(main, tripId) {
+  document.title = `Trip ${tripId} · TrackHub`;
+  const setConn = connectionIndicator();
+
+  // ---- DOM ------------------------------------------------------------------
+  const mapEl = h("div", { class: "map", id: "trip-map", role: "region", "aria-label": `Map of trip ${tripId}` });
+  const title = h("h1", { class: "card-title" }, tripId);
+  const subtitle = h("p", { class: "card-sub mono" }, "");
+  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown", role: "status", "aria-live": "polite" }, "Loading…");
+  const etaEl = h("p", { class: "eta", "data-testid": "eta", "aria-live": "polite" }, "—");
+  const barFill = h("span", { class: "bar-fill", style: "width:0%" });
+  const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Trip progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
+  const pctText = h("span", { class: "pct" }, "");
+  const leftText = h("span", { class: "muted" }, "");
+  const stopsList = h("ol", { class: "stops", "aria-label": "Stops" });
+  const followBtn = h("button", { type: "button", class: "toggle", "data-testid": "follow", "aria-pressed": reducedMotion() ? "false" : "true" },
+    h("span", { class: "toggle-icon", "aria-hidden": "true" }, "◎"), " Follow rider");
+  const trailBtn = h("button", { type: "button", class: "toggle", "data-testid": "trail-toggle", "aria-pressed": "false" },
+    h("span", { class: "toggle-icon", "aria-hidden": "true" }, "⋯"), " Show trail");
+  const legend = h("p", { class: "legend muted", hidden: true },
+    h("span", { class: "legend-dot ok" }), " accepted fix ", h("span", { class: "legend-dot refused" }), " refused fix");
+  const banner = h("p", { class: "banner", role: "alert", hidden: true });
+
+  const card = h("section", { class: "card trip-card", "aria-label": "Trip details" },
+    h("div", { class: "card-head" }, h("div", {}, title, subtitle), statusEl),
+    etaEl,
+    h("div", { class: "progress-row" }, bar, pctText),
+    h("div", { class: "progress-sub" }, leftText),
+    banner,
+    stopsList,
+    h("div", { class: "card-actions" }, followBtn, trailBtn),
+    legend);
+
+  main.replaceChildren(h("div", { class: "page page-map" }, mapEl, card));
+
+  // ---- map ------------------------------------------------------------------
+  const map = makeMap(mapEl);
+  map.setView([20, 0], 2);
+  const routeLayer = L.layerGroup().addTo(map);
+  const wpLayer = L.layerGroup().addTo(map);
+  const trailLayer = L.layerGroup();
+  const doneLine = L.polyline([], { className: "route-done", color: "#2563eb", weight: 6, opacity: 0.95, lineCap: "round", lineJoin: "round", interactive: false });
+  const leftLine = L.polyline([], { className: "route-left", color: "#2563eb", weight: 5, opacity: 0.7, dashArray: "1 10", lineCap: "round", interactive: false });
+  leftLine.addTo(routeLayer);
+  doneLine.addTo(routeLayer);
+  const doneEl = doneLine.getElement();
+  const leftEl = leftLine.getElement();
+  doneEl.setAttribute("data-testid", "route-done");
+  leftEl.setAttribute("data-testid", "route-left");
+  doneEl.setAttribute("data-length-m", "0");
+  leftEl.setAttribute("data-length-m", "0");
+
+  let riderMarker = null;
+  let riderEl = null;
+  let destMarker = null;
+
+  // ---- state ----------------------------------------------------------------
+  const st = {
+    snap: null,
+    route: null, cum: null, routeLen: 0,
+    destAlong: null,        // the destination's along-route distance (done_m + remaining_m)
+    doneM: null,            // along-route distance at the last known target
+    status: "unknown",
+    progress: null,
+    eta: null,
+    remaining: null,
+    waypoints: [],
+    holdingIndex: null,
+    rider: null,
+    fitted: false,
+  };
+  const hub = hubClient((state) => setConn(state));
+  const anim = new SegmentAnimator({ now: () => hub.hubNow() });
+
+  function riderName() {
+    return (st.rider && (st.rider.name || st.rider.id)) || `Trip ${tripId}`;
+  }
+
+  // ---- card -----------------------------------------------------------------
+  function holdingStop() {
+    if (st.status !== "holding") return null;
+    let idx = st.holdingIndex;
+    if (idx === null) {
+      const w = st.waypoints.find((x) => !x.visited);
+      idx = w ? w.index : null;
+    }
+    if (idx === null) return null;
+    const pos = st.waypoints.findIndex((w) => w.index === idx);
+    return pos >= 0 ? pos + 1 : idx + 1;
+  }
+
+  function renderCard() {
+    statusEl.dataset.status = st.status;
+    statusEl.className = `chip status-${st.status}`;
+    statusEl.textContent = statusWords(st.status, { holdingStop: holdingStop() });
+    etaEl.textContent = st.status === "pending" ? "—" : etaText(st.status, st.eta);
+    etaEl.dataset.etaS = st.eta === null || st.eta === undefined ? "" : String(st.eta);
+    if (typeof st.progress === "number") {
+      const pct = Math.round(Math.max(0, Math.min(1, st.progress)) * 100);
+      bar.setAttribute("aria-valuenow", String(pct));
+      bar.setAttribute("aria-valuetext", `${pct}%`);
+      barFill.style.width = `${pct}%`;
+      pctText.textContent = `${pct}%`;
+    } else {
+      bar.removeAttribute("aria-valuenow");
+      bar.removeAttribute("aria-valuetext");
+      barFill.style.width = "0%";
+      pctText.textContent = "";
+    }
+    leftText.textContent = st.remaining !== null && st.remaining !== undefined && st.status !== "arrived"
+      ? `${formatDistance(st.remaining)} to go` : "";
+    title.textContent = riderName();
+    subtitle.textContent = st.rider ? tripId : "";
+    if (st.status === "off_route") { banner.hidden = false; banner.textContent = "The rider left the planned route."; }
+    else if (st.status === "unknown") { banner.hidden = false; banner.textContent = "This trip does not exist (yet). The page will follow it once it is created."; }
+    else if (st.status === "ended") { banner.hidden = false; banner.textContent = "This trip has ended."; }
+    else banner.hidden = true;
+    renderStops();
+  }
+
+  function renderStops() {
+    stopsList.replaceChildren(...st.waypoints.map((w, i) =>
+      (st.status === "holding" && holdingStop() === i + 1)
+        ? h("li", { class: "current" }, h("span", { class: "stop-num" }, String(i + 1)), h("span", {}, `Stop ${i + 1}: the rider is here`))
+        : h("li", { class: w.visited ? "visited" : "" }, h("span", { class: "stop-num" }, String(i + 1)),
+          h("span", {}, w.visited ? `Stop ${i + 1}: visited` : `Stop ${i + 1}: upcoming`))));
+    stopsList.hidden = st.waypoints.length === 0;
+  }
+
+  // ---- map layers -----------------------------------------------------------
+  function setWaypoints() {
+    wpLayer.clearLayers();
+    st.waypoints.forEach((w, i) => {
+      const icon = L.divIcon({ className: "wp-icon", html: `<span>${i + 1}</span>`, iconSize: [28, 28], iconAnchor: [14, 14] });
+      const m = L.marker([w.lat, w.lon], { icon, keyboard: false, interactive: false, title: `Stop ${i + 1}` }).addTo(wpLayer);
+      const el = m.getElement();
+      el.setAttribute("data-testid", "waypoint");
+      el.setAttribute("data-index", String(w.index));
+      el.setAttribute("role", "img");
+      w.el = el;
+      markWaypoint(w, i);
+    });
+  }
+
+  function markWaypoint(w, i) {
+    if (!w.el) return;
+    w.el.setAttribute("data-visited", w.visited ? "true" : "false");
+    w.el.classList.toggle("visited", !!w.visited);
+    w.el.setAttribute("aria-label", `Stop ${i + 1}${w.visited ? ", visited" : ""}`);
+  }
+
+  function setDestination(dest) {
+    if (destMarker) { destMarker.remove(); destMarker = null; }
+    if (!dest) return;
+    const icon = L.divIcon({ className: "dest-icon", html: FLAG_SVG, iconSize: [32, 40], iconAnchor: [16, 39] });
+    destMarker = L.marker([dest.lat, dest.lon], { icon, keyboard: false, interactive: false, zIndexOffset: 500 }).addTo(map);
+    const el = destMarker.getElement();
+    el.setAttribute("data-testid", "destination");
+    el.setAttribute("role", "img");
+    el.setAttribute("aria-label", "Destination");
+  }
+
+  function ensureRider(lat, lon) {
+    if (riderMarker) return;
+    const icon = L.divIcon({ className: "rider-icon", html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [40, 40], iconAnchor: [20, 20] });
+    riderMarker = L.marker([lat, lon], { icon, keyboard: false, interactive: false, zIndexOffset: 1000 }).addTo(map);
+    riderEl = riderMarker.getElement();
+    riderEl.setAttribute("data-testid", "rider-marker");
+    riderEl.setAttribute("role", "img");
+    riderEl.setAttribute("aria-label", riderName());
+  }
+
+  function setRoute(route) {
+    st.route = route && route.length >= 2 ? route : null;
+    st.cum = st.route ? cumulative(st.route) : null;
+    st.routeLen = st.cum ? st.cum[st.cum.length - 1] : 0;
+    lastSplit = null;
+    if (!st.route) {
+      doneLine.setLatLngs([]);
+      leftLine.setLatLngs([]);
+      doneEl.setAttribute("data-length-m", "0");
+      leftEl.setAttribute("data-length-m", "0");
+    }
+  }
+
+  let lastSplit = null;
+  function drawSplit(doneAlong) {
+    if (!st.route) return;
+    const d = Math.max(0, Math.min(st.routeLen, doneAlong ?? 0));
+    if (lastSplit !== null && Math.abs(lastSplit - d) < 0.05) return;
+    lastSplit = d;
+    const { done, left } = splitAt(st.route, st.cum, d);
+    doneLine.setLatLngs(done.map((p) => [p[1], p[0]]));
+    leftLine.setLatLngs(left.map((p) => [p[1], p[0]]));
+    doneEl.setAttribute("data-length-m", (Math.round(d * 10) / 10).toFixed(1));
+    leftEl.setAttribute("data-length-m", (Math.round((st.routeLen - d) * 10) / 10).toFixed(1));
+  }
+
+  function fitAll() {
+    const pts = [];
+    if (st.route) pts.push(...st.route);
+    for (const w of st.waypoints) pts.push([w.lon, w.lat]);
+    if (st.snap && st.snap.destination) pts.push([st.snap.destination.lon, st.snap.destination.lat]);
+    if (st.snap && st.snap.position) pts.push([st.snap.position.lon, st.snap.position.lat]);
+    const b = lineBounds(pts);
+    if (!b) return false;
+    if (pts.length === 1 || (b[0][0] === b[1][0] && b[0][1] === b[1][1])) map.setView([b[0][1], b[0][0]], 16, { animate: false });
+    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { ...cardPadding(card), animate: false, maxZoom: 17 });
+    return true;
+  }
+
+  // ---- protocol -------------------------------------------------------------
+  function onSnapshot(s) {
+    st.snap = s;
+    st.rider = s.rider || null;
+    st.status = s.status;
+    st.progress = s.progress;
+    st.eta = s.eta_s;
+    st.remaining = s.remaining_m;
+    st.doneM = s.done_m;
+    st.destAlong = s.done_m !== null && s.remaining_m !== null && s.done_m !== undefined ? s.done_m + s.remaining_m : null;
+    st.holdingIndex = null;
+    st.waypoints = (s.waypoints || []).map((w) => ({ ...w }));
+    setRoute(s.route);
+    setWaypoints();
+    setDestination(s.destination);
+    anim.reset(s.position, s.bearing);
+    if (s.position) ensureRider(s.position.lat, s.position.lon);
+    else if (riderMarker) { riderMarker.remove(); riderMarker = null; riderEl = null; }
+    if (riderEl) riderEl.setAttribute("aria-label", riderName());
+    if (!st.fitted) st.fitted = fitAll();
+    drawSplit(st.doneM ?? 0);
+    renderCard();
+    draw(true);
+    if (trailOn) loadTrail();
+  }
+
+  function onSegment(seg) {
+    anim.push(seg);
+    const first = seg.path && seg.path[0];
+    if (first) ensureRider(first[1], first[0]);
+    st.status = seg.status || st.status;
+    if (st.status !== "holding") st.holdingIndex = null;
+    st.progress = seg.progress_to;
+    st.eta = seg.eta_s;
+    st.remaining = seg.remaining_m;
+    if (seg.done_m !== null && seg.done_m !== undefined && seg.remaining_m !== null && seg.remaining_m !== undefined) {
+      st.destAlong = seg.done_m + seg.remaining_m;
+    }
+    st.segFrom = seg.progress_from;
+    st.doneM = seg.done_m;
+    if (!st.fitted) st.fitted = fitAll();
+    renderCard();
+  }
+
+  function onEvent(ev, { replayed }) {
+    // Replayed events (after a reconnect) are history: the snapshot before them is the state.
+    if (replayed) return;
+    switch (ev.name) {
+      case "waypoint_reached": {
+        st.status = "holding";
+        st.holdingIndex = ev.index;
+        const i = st.waypoints.findIndex((w) => w.index === ev.index);
+        if (i >= 0) { st.waypoints[i].visited = true; markWaypoint(st.waypoints[i], i); }
+        // without wait_at_waypoints the hub sends waypoint_resumed right after
+        break;
+      }
+      case "waypoint_resumed": {
+        const i = st.waypoints.findIndex((w) => w.index === ev.index);
+        if (i >= 0) { st.waypoints[i].visited = true; markWaypoint(st.waypoints[i], i); }
+        st.holdingIndex = null;
+        if (st.status === "holding") st.status = "moving";
+        break;
+      }
+      case "arrived":
+        st.status = "arrived";
+        st.eta = 0;
+        st.remaining = 0;
+        if (st.route) st.progress = 1;
+        break;
+      case "off_route":
+        st.status = "off_route";
+        break;
+      case "back_on_route":
+        if (st.status === "off_route") st.status = "moving";
+        break;
+      case "rerouted":
+        // the new snapshot follows
+        break;
+      case "ended":
+        st.status = "ended";
+        break;
+      case "trip_created":
+        if (st.status === "unknown") st.status = "pending";
+        break;
+      default:
+        break;
+    }
+    renderCard();
+  }
+
+  hub.subscribe(tripId, {
+    mode: "segments",
+    onSnapshot,
+    onSegment,
+    onEvent,
+    onError: (e) => {
+      banner.hidden = false;
+      banner.textContent = e.code === "unauthorized" || e.code === "forbidden"
+        ? "Not allowed to follow this trip: open the page with a valid ?token=."
+        : `The hub refused: ${e.message}`;
+    },
+  });
+
+  // ---- animation ------------------------------------------------------------
+  let lastPan = 0;
+  let lastDraw = 0;
+  function currentDone(p) {
+    const seg = anim.segment;
+    if (seg && st.destAlong !== null && typeof seg.progress_from === "number" && typeof seg.progress_to === "number" && st.status !== "off_route") {
+      const from = seg.progress_from * st.destAlong;
+      const to = seg.progress_to * st.destAlong;
+      return from + (to - from) * p.fraction;
+    }
+    return st.doneM ?? 0;
+  }
+
+  function draw(force = false) {
+    const now = performance.now();
+    lastDraw = now;
+    const p = anim.current();
+    if (!p) return;
+    ensureRider(p.lat, p.lon);
+    riderMarker.setLatLng([p.lat, p.lon]);
+    riderEl.setAttribute("data-lat", fmt(p.lat));
+    riderEl.setAttribute("data-lon", fmt(p.lon));
+    riderEl.dataset.moving = p.moving ? "true" : "false";
+    const arrow = riderEl.firstElementChild;
+    if (arrow && p.bearing !== null && p.bearing !== undefined) {
+      arrow.style.transform = `rotate(${p.bearing}deg)`;
+      riderEl.setAttribute("data-bearing", String(Math.round(p.bearing)));
+    }
+    if (st.route) drawSplit(currentDone(p));
+    if (followBtn.getAttribute("aria-pressed") === "true" && (force || now - lastPan > 400)) {
+      const inner = map.getBounds().pad(-0.2);
+      if (!inner.contains([p.lat, p.lon])) {
+        lastPan = now;
+        map.panTo([p.lat, p.lon], { animate: !reducedMotion(), duration: 0.4 });
+      }
+    }
+  }
+
+  function frame() {
+    draw();
+    requestAnimationFrame(frame);
+  }
+  requestAnimationFrame(frame);
+  // Background tabs get no animation frames: keep the drawn state current anyway.
+  setInterval(() => { if (performance.now() - lastDraw > 100) draw(); }, 100);
+
+  // ---- toggles --------------------------------------------------------------
+  followBtn.addEventListener("click", () => {
+    const on = followBtn.getAttribute("aria-pressed") !== "true";
+    followBtn.setAttribute("aria-pressed", on ? "true" : "false");
+    if (on) { lastPan = 0; draw(true); }
+  });
+  map.on("dragstart", () => followBtn.setAttribute("aria-pressed", "false"));
+
+  let trailOn = false;
+  let trailTimer = null;
+  async function loadTrail() {
+    try {
+      const f = await getJSON(`/v1/trips/${encodeURIComponent(tripId)}/trail`);
+      if (!trailOn) return;
+      trailLayer.clearLayers();
+      const coords = (f && f.geometry && f.geometry.coordinates) || [];
+      const reasons = (f && f.properties && f.properties.reason) || [];
+      const times = (f && f.properties && f.properties.ts) || [];
+      coords.forEach((c, i) => {
+        const refused = reasons[i] !== null && reasons[i] !== undefined;
+        const m = L.circleMarker([c[1], c[0]], {
+          radius: refused ? 5 : 4,
+          className: refused ? "trail-dot refused" : "trail-dot",
+          color: refused ? "#dc2626" : "#0f766e",
+          fillColor: refused ? "#ffffff" : "#14b8a6",
+          fillOpacity: 1,
+          weight: 2,
+          dashArray: refused ? "2 2" : null,
+          interactive: true,
+        }).addTo(trailLayer);
+        const when = times[i] ? new Date(times[i]).toLocaleTimeString() : "";
+        m.bindTooltip(escapeHtml(refused ? `${when} refused: ${reasons[i]}` : `${when} fix`));
+        const el = m.getElement();
+        if (el) {
+          el.setAttribute("data-testid", "trail-fix");
+          el.setAttribute("data-reason", refused ? String(reasons[i]) : "");
+        }
+      });
+    } catch (e) {
+      console.warn("trail", e);
+    }
+  }
+  trailBtn.addEventListener("click", () => {
+    trailOn = !trailOn;
+    trailBtn.setAttribute("aria-pressed", trailOn ? "true" : "false");
+    legend.hidden = !trailOn;
+    clearInterval(trailTimer);
+    if (trailOn) {
+      trailLayer.addTo(map);
+      loadTrail();
+      trailTimer = setInterval(loadTrail, 3000);
+    } else {
+      trailLayer.remove();
+      trailLayer.clearLayers();
+    }
+  });
+
+  return { hub, map };
+}
