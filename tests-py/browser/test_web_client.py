@@ -310,6 +310,8 @@ class WebClientTest(unittest.TestCase):
             self.wait(lambda: ("ws", "secret-123") in self.hub.seen_tokens, message="token on the WebSocket URL")
 
     def test_fleet_clusters(self):
+        if not self.hub.is_fake and os.environ.get("TRACKHUB_HAS_FLEET") != "1":
+            self.skipTest("the real hub's fleet channel lands with issue 5")
         courier = self.courier()
         now = int(time.time() * 1000) - 60_000
         lisbon = [[-9.1400 + 0.004 * i, 38.7200 + 0.002 * (i % 2)] for i in range(5)]
@@ -359,6 +361,8 @@ class WebClientTest(unittest.TestCase):
         self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip view of that rider")
 
     def test_connection_indicator_across_hub_restart(self):
+        if not self.hub.is_fake and os.environ.get("TRACKHUB_HAS_STORE") != "1":
+            self.skipTest("the real hub keeps trips across restarts once the SQLite store lands (issue 4)")
         trip = unique("restart")
         self.hub.create_trip(trip, route=ROUTE, rider={"id": "r", "name": "Rui"})
         courier = self.courier()

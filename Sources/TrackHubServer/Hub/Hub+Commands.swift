@@ -94,7 +94,7 @@ extension Hub {
         do {
             events = try entry.trip.reroute(route: route, waypoints: waypoints, destination: destination, now: now)
         } catch {
-            respondError(connection, ProtocolError(.badRequest, "\(error.field): \(error.message)"))
+            respondError(connection, ProtocolError(error.isConflict ? .conflict : .badRequest, "\(error.field): \(error.message)"))
             return
         }
         if let rest = entry.trip.remainingSegment(at: now) { entry.lastSegment = rest }
