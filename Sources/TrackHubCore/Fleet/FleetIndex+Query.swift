@@ -32,8 +32,7 @@ extension FleetIndex {
         let cx = FleetMercator.x(lon: item.lon), cy = FleetMercator.y(lat: item.lat)
         let eps = 1e-9
         var found = -1
-        var stack = ContiguousArray<Int>()
-        tree.forEachInRange(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps, stack: &stack) { node in
+        tree.forEachInRange(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps) { node in
             if nodeKey[Int(node)] == key && Int(nodeCount[Int(node)]) == item.count { found = Int(node) }
         }
         return found < 0 ? nil : memberIDs(node: found)
@@ -78,8 +77,6 @@ extension FleetIndex {
         let n = north >= Self.mercatorEdgeLatitude ? 90 : north
         let minY = FleetMercator.y(lat: n) - margin
         let maxY = FleetMercator.y(lat: s) + margin
-        var stack = ContiguousArray<Int>()
-        stack.reserveCapacity(192)
         nodeWest.withUnsafeBufferPointer { wp in
             nodeEast.withUnsafeBufferPointer { ep in
                 nodeSouth.withUnsafeBufferPointer { sp in
@@ -90,20 +87,20 @@ extension FleetIndex {
                         if west <= east {
                             tree.forEachInRange(
                                 minX: FleetMercator.x(lon: west) - margin, minY: minY,
-                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY, stack: &stack
+                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
                             ) { node in
                                 if hits(Int(node), west, east) { body(node) }
                             }
                         } else {
                             tree.forEachInRange(
                                 minX: FleetMercator.x(lon: west) - margin, minY: minY,
-                                maxX: 1 + margin, maxY: maxY, stack: &stack
+                                maxX: 1 + margin, maxY: maxY
                             ) { node in
                                 if hits(Int(node), west, 180) { body(node) }
                             }
                             tree.forEachInRange(
                                 minX: -margin, minY: minY,
-                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY, stack: &stack
+                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
                             ) { node in
                                 let i = Int(node)
                                 if hits(i, -180, east) && !hits(i, west, 180) { body(node) }

@@ -16,26 +16,27 @@ struct FleetKDTree: Sendable {
     /// The number of entries.
     var count: Int { ids.count }
 
-    /// Builds the tree over `ids`, taking each id's position from `xs` and `ys`.
-    init(ids source: ContiguousArray<Int32>, xs: ContiguousArray<Double>, ys: ContiguousArray<Double>, nodeSize: Int = 32) {
+    /// Builds the tree over `ids`, taking each id's position from `xs` and `ys`
+    /// (indexed by id).
+    init(ids source: ContiguousArray<Int32>, xs: UnsafePointer<Double>, ys: UnsafePointer<Double>, nodeSize: Int = 32) {
         var ids = source
-        var coords = ContiguousArray<Double>(repeating: 0, count: source.count * 2)
-        xs.withUnsafeBufferPointer { xp in
-            ys.withUnsafeBufferPointer { yp in
-                coords.withUnsafeMutableBufferPointer { cp in
-                    for (i, id) in source.enumerated() {
-                        cp[2 * i] = xp[Int(id)]
-                        cp[2 * i + 1] = yp[Int(id)]
-                    }
+        let n = source.count
+        var coords = ContiguousArray<Double>(unsafeUninitializedCapacity: 2 * n) { cp, initialized in
+            source.withUnsafeBufferPointer { sp in
+                for i in 0..<n {
+                    let id = Int(sp[i])
+                    cp[2 * i] = xs[id]
+                    cp[2 * i + 1] = ys[id]
                 }
             }
+            initialized = 2 * n
         }
-        let n = ids.count
         if n > 1 {
             ids.withUnsafeMutableBufferPointer { ip in
                 coords.withUnsafeMutableBufferPointer { cp in
-                    // swiftlint:disable:next force_unwrapping
-                    FleetKDTree.sort(ip.baseAddress!, cp.baseAddress!, nodeSize, 0, n - 1, 0)
+                    if let i = ip.baseAddress, let c = cp.baseAddress {
+                        FleetKDTree.sort(i, c, nodeSize, 0, n - 1, 0)
+                    }
                 }
             }
         }
@@ -44,92 +45,119 @@ struct FleetKDTree: Sendable {
         self.nodeSize = nodeSize
     }
 
+    /// The most stack entries a query can need (3 per pending subtree, 2 per level).
+    static let stackCapacity = 3 * 2 * 64
+
     /// Calls `body` with the id of every entry within the closed box.
+    func forEachInRange(minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int32) -> Void) {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: Self.stackCapacity) { stack in
+            // swiftlint:disable:next force_unwrapping
+            range(minX, minY, maxX, maxY, stack: stack.baseAddress!, body)
+        }
+    }
+
+    /// Calls `body` with the id of every entry within distance `r` of `(qx, qy)`.
+    func forEachWithin(_ qx: Double, _ qy: Double, _ r: Double, _ body: (Int32) -> Void) {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: Self.stackCapacity) { stack in
+            // swiftlint:disable:next force_unwrapping
+            within(qx, qy, r, stack: stack.baseAddress!, body)
+        }
+    }
+
+    /// Box query; `stack` holds at least `stackCapacity` entries.
     @inline(__always)
-    func forEachInRange(
-        minX: Double, minY: Double, maxX: Double, maxY: Double,
-        stack: inout ContiguousArray<Int>, _ body: (Int32) -> Void
+    func range(
+        _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double,
+        stack: UnsafeMutablePointer<Int>, _ body: (Int32) -> Void
     ) {
         let n = ids.count
         guard n > 0 else { return }
-        stack.removeAll(keepingCapacity: true)
         let nodeSize = self.nodeSize
-        ids.withUnsafeBufferPointer { ip in
-            coords.withUnsafeBufferPointer { cp in
-                stack.append(0)
-                stack.append(n - 1)
-                stack.append(0)
-                while let axis = stack.popLast() {
-                    let right = stack.removeLast()
-                    let left = stack.removeLast()
+        ids.withUnsafeBufferPointer { ids in
+            coords.withUnsafeBufferPointer { coords in
+                var top = 3
+                stack[0] = 0
+                stack[1] = n - 1
+                stack[2] = 0
+                while top > 0 {
+                    let axis = stack[top - 1]
+                    let right = stack[top - 2]
+                    let left = stack[top - 3]
+                    top -= 3
                     if right - left <= nodeSize {
                         var i = left
                         while i <= right {
-                            let x = cp[2 * i], y = cp[2 * i + 1]
-                            if x >= minX && x <= maxX && y >= minY && y <= maxY { body(ip[i]) }
+                            let x = coords[2 * i], y = coords[2 * i + 1]
+                            if x >= minX && x <= maxX && y >= minY && y <= maxY { body(ids[i]) }
                             i += 1
                         }
                         continue
                     }
                     let m = (left + right) >> 1
-                    let x = cp[2 * m], y = cp[2 * m + 1]
-                    if x >= minX && x <= maxX && y >= minY && y <= maxY { body(ip[m]) }
+                    let x = coords[2 * m], y = coords[2 * m + 1]
+                    if x >= minX && x <= maxX && y >= minY && y <= maxY { body(ids[m]) }
                     if axis == 0 ? minX <= x : minY <= y {
-                        stack.append(left)
-                        stack.append(m - 1)
-                        stack.append(1 - axis)
+                        stack[top] = left
+                        stack[top + 1] = m - 1
+                        stack[top + 2] = 1 - axis
+                        top += 3
                     }
                     if axis == 0 ? maxX >= x : maxY >= y {
-                        stack.append(m + 1)
-                        stack.append(right)
-                        stack.append(1 - axis)
+                        stack[top] = m + 1
+                        stack[top + 1] = right
+                        stack[top + 2] = 1 - axis
+                        top += 3
                     }
                 }
             }
         }
     }
 
-    /// Calls `body` with the id of every entry within distance `r` of `(qx, qy)`.
+    /// Radius query; `stack` holds at least `stackCapacity` entries.
     @inline(__always)
-    func forEachWithin(
+    func within(
         _ qx: Double, _ qy: Double, _ r: Double,
-        stack: inout ContiguousArray<Int>, _ body: (Int32) -> Void
+        stack: UnsafeMutablePointer<Int>, _ body: (Int32) -> Void
     ) {
         let n = ids.count
         guard n > 0 else { return }
-        stack.removeAll(keepingCapacity: true)
         let nodeSize = self.nodeSize
         let r2 = r * r
-        ids.withUnsafeBufferPointer { ip in
-            coords.withUnsafeBufferPointer { cp in
-                stack.append(0)
-                stack.append(n - 1)
-                stack.append(0)
-                while let axis = stack.popLast() {
-                    let right = stack.removeLast()
-                    let left = stack.removeLast()
+        ids.withUnsafeBufferPointer { ids in
+            coords.withUnsafeBufferPointer { coords in
+                var top = 3
+                stack[0] = 0
+                stack[1] = n - 1
+                stack[2] = 0
+                while top > 0 {
+                    let axis = stack[top - 1]
+                    let right = stack[top - 2]
+                    let left = stack[top - 3]
+                    top -= 3
                     if right - left <= nodeSize {
                         var i = left
                         while i <= right {
-                            let dx = cp[2 * i] - qx, dy = cp[2 * i + 1] - qy
-                            if dx * dx + dy * dy <= r2 { body(ip[i]) }
+                            let dx = coords[2 * i] - qx, dy = coords[2 * i + 1] - qy
+                            if dx * dx + dy * dy <= r2 { body(ids[i]) }
                             i += 1
                         }
                         continue
                     }
                     let m = (left + right) >> 1
-                    let x = cp[2 * m], y = cp[2 * m + 1]
+                    let x = coords[2 * m], y = coords[2 * m + 1]
                     let dx = x - qx, dy = y - qy
-                    if dx * dx + dy * dy <= r2 { body(ip[m]) }
+                    if dx * dx + dy * dy <= r2 { body(ids[m]) }
                     if axis == 0 ? qx - r <= x : qy - r <= y {
-                        stack.append(left)
-                        stack.append(m - 1)
-                        stack.append(1 - axis)
+                        stack[top] = left
+                        stack[top + 1] = m - 1
+                        stack[top + 2] = 1 - axis
+                        top += 3
                     }
                     if axis == 0 ? qx + r >= x : qy + r >= y {
-                        stack.append(m + 1)
-                        stack.append(right)
-                        stack.append(1 - axis)
+                        stack[top] = m + 1
+                        stack[top + 1] = right
+                        stack[top + 2] = 1 - axis
+                        top += 3
                     }
                 }
             }
