@@ -1,0 +1,353 @@
+import Foundation
+
+extension FleetIndex {
+    /// Clusters `members` at every zoom from `options.minZoom` to `options.maxZoom`.
+    ///
+    /// Members whose position is not a valid WGS 84 point (`GeoPoint.isValid`) are left
+    /// out and not counted in `total`. Trip ids are expected to be unique. The result
+    /// does not depend on the order of `members`: riders are walked in a canonical
+    /// order, by ~38 m mercator cells along a Z-order curve (so that the greedy walk
+    /// stays in cache), then by the hash of their trip id.
+    /// Cost: O(n log n) time, O(n) memory.
+    public static func build(
+        members input: [FleetMember], options: FleetClusterOptions = .standard
+    ) -> FleetIndex {
+        let members = canonicalOrder(input)
+        let n = members.count
+        var builder = Builder(options: options, riders: n)
+        defer { builder.deallocate() }
+        for (k, member) in members.enumerated() {
+            builder.addRider(member.position, key: FleetClusterID.memberHash(member.id), node: k)
+        }
+        builder.clusterAllLevels()
+        let (leafStart, leafOrder) = builder.leafRanges()
+        return FleetIndex(
+            options: options, members: members,
+            nodeX: builder.x.array(builder.nodes), nodeY: builder.y.array(builder.nodes),
+            nodeWest: builder.west.array(builder.nodes), nodeSouth: builder.south.array(builder.nodes),
+            nodeEast: builder.east.array(builder.nodes), nodeNorth: builder.north.array(builder.nodes),
+            nodeCount: builder.count.array(builder.nodes), nodeKey: builder.key.array(builder.nodes),
+            nodeZoom: builder.zoom.array(builder.nodes),
+            nodeLeafStart: leafStart, leafOrder: leafOrder,
+            trees: builder.trees, margins: builder.margins
+        )
+    }
+
+    /// The valid members in canonical order: by Z-order of their 2^20 × 2^20 mercator
+    /// cell, then by member hash, then by id bytes, then by input position.
+    static func canonicalOrder(_ input: [FleetMember]) -> ContiguousArray<FleetMember> {
+        var sortKey = ContiguousArray<UInt64>()
+        var hash = ContiguousArray<UInt64>()
+        var index = ContiguousArray<Int32>()
+        sortKey.reserveCapacity(input.count)
+        hash.reserveCapacity(input.count)
+        index.reserveCapacity(input.count)
+        for (i, member) in input.enumerated() where member.position.isValid {
+            let p = member.position
+            let cx = UInt64(min(max(FleetMercator.x(lon: p.lon), 0), 0x1p20 - 1) * 0x1p20)
+            let cy = UInt64(min(max(FleetMercator.y(lat: p.lat), 0), 0x1p20 - 1) * 0x1p20)
+            let key = FleetClusterID.memberHash(member.id)
+            sortKey.append(zOrder(cx, cy) << 24 | key >> 40)
+            hash.append(key)
+            index.append(Int32(i))
+        }
+        let n = index.count
+        // LSD radix sort of (sortKey, index) on the 64-bit key, 16 bits a pass.
+        var order = ContiguousArray<Int32>(0..<Int32(n))
+        var spare = ContiguousArray<Int32>(repeating: 0, count: n)
+        var counts = ContiguousArray<Int>(repeating: 0, count: 1 << 16)
+        for shift in stride(from: 0, to: 64, by: 16) {
+            for j in 0..<counts.count { counts[j] = 0 }
+            for k in sortKey { counts[Int(truncatingIfNeeded: k >> UInt64(shift)) & 0xffff] += 1 }
+            var sum = 0
+            for j in 0..<counts.count {
+                let c = counts[j]
+                counts[j] = sum
+                sum += c
+            }
+            for o in order {
+                let d = Int(truncatingIfNeeded: sortKey[Int(o)] >> UInt64(shift)) & 0xffff
+                spare[counts[d]] = o
+                counts[d] += 1
+            }
+            swap(&order, &spare)
+        }
+        // Equal sort keys (the same cell and the same top 24 hash bits) are rare:
+        // order each such run by the full hash, then id bytes, then input position.
+        var runStart = 0
+        while runStart < n {
+            var runEnd = runStart + 1
+            while runEnd < n && sortKey[Int(order[runEnd])] == sortKey[Int(order[runStart])] { runEnd += 1 }
+            if runEnd - runStart > 1 {
+                order[runStart..<runEnd].sort { a, b in
+                    let ha = hash[Int(a)], hb = hash[Int(b)]
+                    if ha != hb { return ha < hb }
+                    let ia = Int(index[Int(a)]), ib = Int(index[Int(b)])
+                    let ida = input[ia].id.utf8, idb = input[ib].id.utf8
+                    if !ida.elementsEqual(idb) { return ida.lexicographicallyPrecedes(idb) }
+                    return ia < ib
+                }
+            }
+            runStart = runEnd
+        }
+        var members = ContiguousArray<FleetMember>()
+        members.reserveCapacity(n)
+        for o in order { members.append(input[Int(index[Int(o)])]) }
+        return members
+    }
+
+    /// Interleaves the low 20 bits of `x` (even bits) and `y` (odd bits).
+    static func zOrder(_ x: UInt64, _ y: UInt64) -> UInt64 {
+        func spread(_ v: UInt64) -> UInt64 {
+            var v = v & 0xf_ffff
+            v = (v | v << 16) & 0x0000_ffff_0000_ffff
+            v = (v | v << 8) & 0x00ff_00ff_00ff_00ff
+            v = (v | v << 4) & 0x0f0f_0f0f_0f0f_0f0f
+            v = (v | v << 2) & 0x3333_3333_3333_3333
+            v = (v | v << 1) & 0x5555_5555_5555_5555
+            return v
+        }
+        return spread(x) | spread(y) << 1
+    }
+
+    /// The mutable state of one build: the node rows (riders first, then clusters in
+    /// the order they are formed), and the scratch the greedy passes need (parent
+    /// links, visit marks, extents). Raw storage sized for the most nodes a build can
+    /// make (2n), so pointers stay valid while rows are added; freed by `deallocate`.
+    private struct Builder {
+        let options: FleetClusterOptions
+        let riders: Int
+        var nodes = 0
+        let x: UnsafeMutablePointer<Double>
+        let y: UnsafeMutablePointer<Double>
+        let west: UnsafeMutablePointer<Double>
+        let south: UnsafeMutablePointer<Double>
+        let east: UnsafeMutablePointer<Double>
+        let north: UnsafeMutablePointer<Double>
+        let count: UnsafeMutablePointer<Int32>
+        let key: UnsafeMutablePointer<UInt64>
+        let zoom: UnsafeMutablePointer<Int8>
+        /// The cluster each node was merged into, or −1.
+        let parent: UnsafeMutablePointer<Int32>
+        /// The zoom of the pass that last visited each node (`Int8.max`: none yet).
+        let mark: UnsafeMutablePointer<Int8>
+        /// How far (Chebyshev, mercator) each node's members reach from its centre.
+        let extent: UnsafeMutablePointer<Double>
+        /// One KD-tree per level, `minZoom` first.
+        var trees: [FleetKDTree] = []
+        /// One margin per level, `minZoom` first.
+        var margins: [Double] = []
+
+        init(options: FleetClusterOptions, riders n: Int) {
+            self.options = options
+            self.riders = n
+            let c = max(1, 2 * n)
+            x = .allocate(capacity: c)
+            y = .allocate(capacity: c)
+            west = .allocate(capacity: c)
+            south = .allocate(capacity: c)
+            east = .allocate(capacity: c)
+            north = .allocate(capacity: c)
+            count = .allocate(capacity: c)
+            key = .allocate(capacity: c)
+            zoom = .allocate(capacity: c)
+            parent = .allocate(capacity: c)
+            mark = .allocate(capacity: c)
+            extent = .allocate(capacity: c)
+        }
+
+        func deallocate() {
+            x.deallocate()
+            y.deallocate()
+            west.deallocate()
+            south.deallocate()
+            east.deallocate()
+            north.deallocate()
+            count.deallocate()
+            key.deallocate()
+            zoom.deallocate()
+            parent.deallocate()
+            mark.deallocate()
+            extent.deallocate()
+        }
+
+        mutating func addRider(_ p: GeoPoint, key k: UInt64, node i: Int) {
+            x[i] = FleetMercator.x(lon: p.lon)
+            y[i] = FleetMercator.y(lat: p.lat)
+            west[i] = p.lon
+            east[i] = p.lon
+            south[i] = p.lat
+            north[i] = p.lat
+            count[i] = 1
+            key[i] = k
+            zoom[i] = Int8(options.maxZoom + 1)
+            parent[i] = -1
+            mark[i] = Int8.max
+            extent[i] = 0
+            nodes = max(nodes, i + 1)
+        }
+
+        /// A KD-tree over the centres of `items`.
+        func makeTree(_ items: ContiguousArray<Int32>) -> FleetKDTree {
+            FleetKDTree(ids: items, xs: UnsafePointer(x), ys: UnsafePointer(y))
+        }
+
+        /// Runs the greedy pass for every zoom from `maxZoom` down to `minZoom`,
+        /// leaving one KD-tree and one margin per level.
+        mutating func clusterAllLevels() {
+            let levels = options.maxZoom + 2 - options.minZoom
+            margins = Array(repeating: 0, count: levels)
+            var items = ContiguousArray<Int32>(0..<Int32(riders))
+            var tree = makeTree(items)
+            var levelTrees = [FleetKDTree?](repeating: nil, count: levels)
+            levelTrees[levels - 1] = tree
+            let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, riders))
+            let stack = UnsafeMutablePointer<Int>.allocate(capacity: FleetKDTree.stackCapacity)
+            defer {
+                scratch.deallocate()
+                stack.deallocate()
+            }
+            for z in stride(from: options.maxZoom, through: options.minZoom, by: -1) {
+                let r = options.radius / (options.extent * pow(2, Double(z)))
+                var next = ContiguousArray<Int32>()
+                next.reserveCapacity(items.count)
+                let (formed, margin) = clusterLevel(
+                    zoom: z, radius: r, items: items, tree: tree,
+                    into: &next, neighbours: scratch, stack: stack)
+                if formed { tree = makeTree(next) }
+                levelTrees[z - options.minZoom] = tree
+                margins[z - options.minZoom] = margin
+                items = next
+            }
+            trees = levelTrees.map { $0 ?? tree }
+        }
+
+        /// One greedy pass at zoom `z` over the items of level `z + 1`, in order; appends
+        /// the items of level `z` to `next`. Returns whether any cluster was formed and
+        /// the level's margin. `neighbours` holds at least `riders` entries.
+        mutating func clusterLevel(
+            zoom z: Int, radius r: Double, items: ContiguousArray<Int32>, tree: FleetKDTree,
+            into next: inout ContiguousArray<Int32>,
+            neighbours: UnsafeMutablePointer<Int32>, stack: UnsafeMutablePointer<Int>
+        ) -> (formed: Bool, margin: Double) {
+            let z8 = Int8(z)
+            let minPoints = options.minPoints
+            var formed = false
+            var margin = 0.0
+            let (x, y, count, mark, extent) = (self.x, self.y, self.count, self.mark, self.extent)
+            do {
+                for a32 in items {
+                    let a = Int(a32)
+                    if mark[a] <= z8 { continue }
+                    mark[a] = z8
+                    let ax = x[a], ay = y[a]
+                    let ac = Int(count[a])
+                    var numPoints = ac
+                    var found = 0
+                    tree.within(ax, ay, r, stack: stack) { b in
+                        if mark[Int(b)] > z8 {
+                            neighbours[found] = b
+                            found += 1
+                            numPoints += Int(count[Int(b)])
+                        }
+                    }
+                    if numPoints > ac && numPoints >= minPoints {
+                        let c = formCluster(seed: a, neighbours: neighbours, found: found, numPoints: numPoints, zoom: z8)
+                        next.append(Int32(c))
+                        formed = true
+                        margin = max(margin, extent[c])
+                    } else {
+                        next.append(a32)
+                        margin = max(margin, extent[a])
+                        if numPoints > 1 {
+                            // Fewer than minPoints: the neighbours stay as they are at this zoom.
+                            for j in 0..<found {
+                                let b = neighbours[j]
+                                mark[Int(b)] = z8
+                                next.append(b)
+                                margin = max(margin, extent[Int(b)])
+                            }
+                        }
+                    }
+                }
+            }
+            return (formed, margin)
+        }
+
+        /// Adds the cluster of `seed` and its `found` neighbours, formed at zoom `z8`;
+        /// returns its node number.
+        mutating func formCluster(
+            seed a: Int, neighbours: UnsafeMutablePointer<Int32>, found: Int, numPoints: Int, zoom z8: Int8
+        ) -> Int {
+            let c = nodes
+            nodes += 1
+            let ac = Double(count[a])
+            var wx = x[a] * ac, wy = y[a] * ac
+            var w = west[a], s = south[a], e = east[a], nn = north[a]
+            var k = key[a]
+            parent[a] = Int32(c)
+            for j in 0..<found {
+                let b = Int(neighbours[j])
+                mark[b] = z8
+                parent[b] = Int32(c)
+                let bc = Double(count[b])
+                wx += x[b] * bc
+                wy += y[b] * bc
+                w = min(w, west[b])
+                s = min(s, south[b])
+                e = max(e, east[b])
+                nn = max(nn, north[b])
+                k = k &+ key[b]
+            }
+            let cx = wx / Double(numPoints), cy = wy / Double(numPoints)
+            var ext = max(abs(x[a] - cx), abs(y[a] - cy)) + extent[a]
+            for j in 0..<found {
+                let b = Int(neighbours[j])
+                ext = max(ext, max(abs(x[b] - cx), abs(y[b] - cy)) + extent[b])
+            }
+            x[c] = cx
+            y[c] = cy
+            west[c] = w
+            south[c] = s
+            east[c] = e
+            north[c] = nn
+            count[c] = Int32(numPoints)
+            key[c] = k
+            zoom[c] = z8
+            parent[c] = -1
+            mark[c] = Int8.max
+            extent[c] = ext
+            return c
+        }
+
+        /// Numbers the riders so that every node's members are one contiguous run:
+        /// returns each node's first position and the riders in that order.
+        func leafRanges() -> (ContiguousArray<Int32>, ContiguousArray<Int32>) {
+            var start = ContiguousArray<Int32>(repeating: 0, count: nodes)
+            var cursor = ContiguousArray<Int32>(repeating: 0, count: nodes)
+            var rootCursor: Int32 = 0
+            // A parent is always formed after its children: walk from the last node back.
+            for node in stride(from: nodes - 1, through: 0, by: -1) {
+                let p = Int(parent[node])
+                if p < 0 {
+                    start[node] = rootCursor
+                    rootCursor += count[node]
+                } else {
+                    start[node] = cursor[p]
+                    cursor[p] += count[node]
+                }
+                cursor[node] = start[node]
+            }
+            var order = ContiguousArray<Int32>(repeating: 0, count: riders)
+            for k in 0..<riders { order[Int(start[k])] = Int32(k) }
+            return (start, order)
+        }
+    }
+}
+
+extension UnsafeMutablePointer {
+    /// A copy of the first `count` elements.
+    fileprivate func array(_ count: Int) -> ContiguousArray<Pointee> {
+        ContiguousArray(UnsafeBufferPointer(start: self, count: count))
+    }
+}

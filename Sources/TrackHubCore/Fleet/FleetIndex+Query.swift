@@ -1,0 +1,141 @@
+extension FleetIndex {
+    /// A latitude at or beyond this (the Web Mercator limit, as callers clamp to it)
+    /// stands for the pole, so riders beyond the mercator square are still seen.
+    static let mercatorEdgeLatitude = 85.05112877
+
+    /// The items to show in a viewport at `zoom` (PROTOCOL section 8).
+    ///
+    /// An item is returned when its bounds (a single rider: its position) intersect the
+    /// box, so every rider inside the box is counted in exactly one item, and the whole
+    /// world adds up to `total`. Degrees throughout; `west > east` crosses the
+    /// antimeridian (the union of `[west, 180]` and `[-180, east]`, each item once).
+    /// A `south` or `north` at the mercator limit (±85.05112878) reaches to the pole.
+    /// Zooms below `minZoom` use `minZoom`; zooms above `maxZoom` show every rider
+    /// alone. Cost: about the size of the answer. Order: deterministic, unsorted
+    /// (see `truncate(_:maxItems:)`).
+    public func clusters(west: Double, south: Double, east: Double, north: Double, zoom: Int) -> [FleetItem] {
+        var out: [FleetItem] = []
+        forEachNode(west: west, south: south, east: east, north: north, zoom: zoom) { node in
+            out.append(item(node: Int(node)))
+        }
+        return out
+    }
+
+    /// The trip ids of the riders an item of `clusters` stands for, or `nil` when the
+    /// item is not one of this index's. Cost: O(log n + count).
+    public func memberIDs(of item: FleetItem) -> [String]? {
+        guard item.count > 1 else { return item.count == 1 ? [item.id] : nil }
+        guard let key = FleetClusterID.parse(item.id), let expansion = item.expansionZoom,
+            expansion - 1 >= options.minZoom, expansion - 1 <= options.maxZoom
+        else { return nil }
+        let tree = trees[expansion - 1 - options.minZoom]
+        let cx = FleetMercator.x(lon: item.lon), cy = FleetMercator.y(lat: item.lat)
+        let eps = 1e-9
+        var found = -1
+        tree.forEachInRange(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps) { node in
+            if nodeKey[Int(node)] == key && Int(nodeCount[Int(node)]) == item.count { found = Int(node) }
+        }
+        return found < 0 ? nil : memberIDs(node: found)
+    }
+
+    /// The trip ids of the riders of the cluster with this id, or `nil` when no
+    /// cluster of the index has it. Cost: O(number of clusters + count).
+    public func memberIDs(ofClusterID id: String) -> [String]? {
+        guard let key = FleetClusterID.parse(id) else { return nil }
+        for node in total..<nodeKey.count where nodeKey[node] == key {
+            return memberIDs(node: node)
+        }
+        return nil
+    }
+
+    /// Orders `items` the way a `clusters` message sends them: highest counts first,
+    /// ties by id (bytewise), at most `maxItems` of them; `truncated` says whether
+    /// any were left out.
+    public static func truncate(_ items: [FleetItem], maxItems: Int) -> (items: [FleetItem], truncated: Bool) {
+        let sorted = items.sorted { a, b in
+            if a.count != b.count { return a.count > b.count }
+            return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
+        let limit = max(0, maxItems)
+        if sorted.count <= limit { return (sorted, false) }
+        return (Array(sorted.prefix(limit)), true)
+    }
+
+    // MARK: - Internals
+
+    /// Calls `body` with every node of the level for `zoom` whose bounds intersect
+    /// the box, each once.
+    func forEachNode(
+        west: Double, south: Double, east: Double, north: Double, zoom: Int,
+        _ body: (Int32) -> Void
+    ) {
+        guard total > 0, west.isFinite, south.isFinite, east.isFinite, north.isFinite, south <= north
+        else { return }
+        let tree = trees[level(forZoom: zoom)]
+        let margin = margins[level(forZoom: zoom)] + 1e-9
+        let s = south <= -Self.mercatorEdgeLatitude ? -90 : south
+        let n = north >= Self.mercatorEdgeLatitude ? 90 : north
+        let minY = FleetMercator.y(lat: n) - margin
+        let maxY = FleetMercator.y(lat: s) + margin
+        nodeWest.withUnsafeBufferPointer { wp in
+            nodeEast.withUnsafeBufferPointer { ep in
+                nodeSouth.withUnsafeBufferPointer { sp in
+                    nodeNorth.withUnsafeBufferPointer { np in
+                        @inline(__always) func hits(_ i: Int, _ w: Double, _ e: Double) -> Bool {
+                            wp[i] <= e && ep[i] >= w && sp[i] <= n && np[i] >= s
+                        }
+                        if west <= east {
+                            tree.forEachInRange(
+                                minX: FleetMercator.x(lon: west) - margin, minY: minY,
+                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
+                            ) { node in
+                                if hits(Int(node), west, east) { body(node) }
+                            }
+                        } else {
+                            tree.forEachInRange(
+                                minX: FleetMercator.x(lon: west) - margin, minY: minY,
+                                maxX: 1 + margin, maxY: maxY
+                            ) { node in
+                                if hits(Int(node), west, 180) { body(node) }
+                            }
+                            tree.forEachInRange(
+                                minX: -margin, minY: minY,
+                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
+                            ) { node in
+                                let i = Int(node)
+                                if hits(i, -180, east) && !hits(i, west, 180) { body(node) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wire item of a node.
+    func item(node: Int) -> FleetItem {
+        if node < total {
+            let m = members[node]
+            return FleetItem(
+                id: m.id, lat: m.position.lat, lon: m.position.lon, count: 1,
+                trip: m.id, status: m.status, bearing: m.bearing)
+        }
+        return FleetItem(
+            id: FleetClusterID.render(nodeKey[node]),
+            lat: FleetMercator.lat(y: nodeY[node]), lon: FleetMercator.lon(x: nodeX[node]),
+            count: Int(nodeCount[node]),
+            bounds: [nodeWest[node], nodeSouth[node], nodeEast[node], nodeNorth[node]],
+            expansionZoom: Int(nodeZoom[node]) + 1)
+    }
+
+    /// The member indices (into `members`) of a node.
+    func memberIndices(node: Int) -> ArraySlice<Int32> {
+        let start = Int(nodeLeafStart[node])
+        return leafOrder[start..<start + Int(nodeCount[node])]
+    }
+
+    /// The trip ids of the members of a node.
+    func memberIDs(node: Int) -> [String] {
+        memberIndices(node: node).map { members[Int($0)].id }
+    }
+}

@@ -1,0 +1,86 @@
+/// The fleet clustering index of PROTOCOL section 8: hierarchical greedy clustering
+/// over Web Mercator, exactly as supercluster does it, answering viewports.
+///
+/// `build(members:)` projects every rider into the unit mercator square, then for each
+/// zoom from `maxZoom` down to `minZoom` walks the items of the level above in order and
+/// merges each unvisited item with the unvisited items within `radius / (extent · 2^z)`
+/// of it (found with a KD-tree of that level) into a cluster at their weighted centre.
+/// Riders are walked in a canonical order (by the hash of their trip id), so the
+/// clustering, and with it every id, does not depend on the order of the input.
+///
+/// Storage is struct-of-arrays: one row per node (riders first, then the clusters in
+/// the order they were formed) and one KD-tree of node numbers per zoom level.
+/// The index is immutable and `Sendable`: build it once per fleet tick and read it
+/// from any number of threads.
+public final class FleetIndex: Sendable {
+    /// The clustering parameters the index was built with.
+    public let options: FleetClusterOptions
+    /// The riders indexed, in canonical order: node `k < total` is `members[k]`.
+    let members: ContiguousArray<FleetMember>
+
+    // One row per node.
+    /// Mercator x of each node (a cluster's weighted centre).
+    let nodeX: ContiguousArray<Double>
+    /// Mercator y of each node.
+    let nodeY: ContiguousArray<Double>
+    /// Westmost member longitude of each node, degrees.
+    let nodeWest: ContiguousArray<Double>
+    /// Southmost member latitude of each node, degrees.
+    let nodeSouth: ContiguousArray<Double>
+    /// Eastmost member longitude of each node, degrees.
+    let nodeEast: ContiguousArray<Double>
+    /// Northmost member latitude of each node, degrees.
+    let nodeNorth: ContiguousArray<Double>
+    /// Number of riders of each node.
+    let nodeCount: ContiguousArray<Int32>
+    /// Order-independent key of each node's member set (sum of member hashes).
+    let nodeKey: ContiguousArray<UInt64>
+    /// The zoom at which each cluster was formed (`maxZoom + 1` for riders).
+    let nodeZoom: ContiguousArray<Int8>
+    /// Where each node's members start in `leafOrder`.
+    let nodeLeafStart: ContiguousArray<Int32>
+    /// Rider node numbers, ordered so that every node's members are contiguous.
+    let leafOrder: ContiguousArray<Int32>
+
+    // One entry per level, from `minZoom` to `maxZoom + 1`.
+    /// The KD-tree over the centres of the items of each level.
+    let trees: [FleetKDTree]
+    /// How far (Chebyshev, mercator units) any member of a level's item can be from
+    /// the item's centre, so that a box query grown by it finds every item whose
+    /// bounds reach into the box.
+    let margins: [Double]
+
+    /// The number of riders in the index (members with a valid position).
+    public var total: Int { members.count }
+
+    init(
+        options: FleetClusterOptions, members: ContiguousArray<FleetMember>,
+        nodeX: ContiguousArray<Double>, nodeY: ContiguousArray<Double>,
+        nodeWest: ContiguousArray<Double>, nodeSouth: ContiguousArray<Double>,
+        nodeEast: ContiguousArray<Double>, nodeNorth: ContiguousArray<Double>,
+        nodeCount: ContiguousArray<Int32>, nodeKey: ContiguousArray<UInt64>,
+        nodeZoom: ContiguousArray<Int8>, nodeLeafStart: ContiguousArray<Int32>,
+        leafOrder: ContiguousArray<Int32>, trees: [FleetKDTree], margins: [Double]
+    ) {
+        self.options = options
+        self.members = members
+        self.nodeX = nodeX
+        self.nodeY = nodeY
+        self.nodeWest = nodeWest
+        self.nodeSouth = nodeSouth
+        self.nodeEast = nodeEast
+        self.nodeNorth = nodeNorth
+        self.nodeCount = nodeCount
+        self.nodeKey = nodeKey
+        self.nodeZoom = nodeZoom
+        self.nodeLeafStart = nodeLeafStart
+        self.leafOrder = leafOrder
+        self.trees = trees
+        self.margins = margins
+    }
+
+    /// The level (index into `trees`) that answers queries at `zoom`.
+    func level(forZoom zoom: Int) -> Int {
+        min(max(zoom, options.minZoom), options.maxZoom + 1) - options.minZoom
+    }
+}

@@ -1,0 +1,19 @@
+/// One rider of the fleet as the clustering index sees it (PROTOCOL section 8).
+public struct FleetMember: Sendable, Hashable {
+    /// The trip id (1–64 characters of `A-Z a-z 0-9 . _ : -`); unique within a fleet.
+    public var id: String
+    /// Where the rider's marker is (WGS 84 degrees).
+    public var position: GeoPoint
+    /// The trip's status, as spelled on the wire (for example `"moving"`).
+    public var status: String
+    /// The marker's bearing in degrees clockwise from north.
+    public var bearing: Double
+
+    /// Makes a member from its trip id, marker position, status and bearing.
+    public init(id: String, position: GeoPoint, status: String, bearing: Double) {
+        self.id = id
+        self.position = position
+        self.status = status
+        self.bearing = bearing
+    }
+}
