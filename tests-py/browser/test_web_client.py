@@ -310,8 +310,6 @@ class WebClientTest(unittest.TestCase):
             self.wait(lambda: ("ws", "secret-123") in self.hub.seen_tokens, message="token on the WebSocket URL")
 
     def test_fleet_clusters(self):
-        if not self.hub.is_fake and os.environ.get("TRACKHUB_HAS_FLEET") != "1":
-            self.skipTest("the real hub's fleet channel lands with issue 5")
         courier = self.courier()
         now = int(time.time() * 1000) - 60_000
         lisbon = [[-9.1400 + 0.004 * i, 38.7200 + 0.002 * (i % 2)] for i in range(5)]

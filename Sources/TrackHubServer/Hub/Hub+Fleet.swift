@@ -1,21 +1,213 @@
+import Dispatch
 import TrackHubCore
 import TrackHubProtocol
 
-/// The fleet channel (PROTOCOL section 8). Filled in with the clustering index.
+/// The fleet channel (PROTOCOL section 8).
+///
+/// On every fleet tick the service thread collects the markers (cheap), and a background
+/// queue builds the clustering index and answers every distinct viewport once, encoding
+/// each answer once. Back on the service thread, a viewport whose answer changed gets the
+/// same bytes queued to all its subscribers. The work per tick therefore grows with the
+/// number of distinct viewports, not with the number of viewers, and the network thread
+/// never waits for a rebuild.
 struct FleetState {
+    /// Connections watching one normalised viewport.
+    struct Group {
+        var viewport: Viewport
+        var members: Set<ConnectionID> = []
+        /// The answer last sent (without `t`), to tell whether it changed.
+        var lastBody: [UInt8]?
+    }
+
+    var index: FleetIndex?
+    var indexTime: Int64 = 0
     var lastTick: Int64 = 0
+    var buildInFlight = false
+    var groups: [String: Group] = [:]
+}
+
+/// One viewport's answer, ready to encode.
+struct ClusterAnswer: Sendable {
+    var viewport: Viewport
+    var t: Int64
+    var total: Int
+    var truncated: Bool
+    var items: [FleetItem]
+
+    init(index: FleetIndex?, viewport: Viewport, t: Int64, maxItems: Int) {
+        self.viewport = viewport
+        self.t = t
+        guard let index else {
+            total = 0
+            truncated = false
+            items = []
+            return
+        }
+        total = index.total
+        let all = index.clusters(west: viewport.west, south: viewport.south, east: viewport.east, north: viewport.north, zoom: viewport.zoom)
+        (items, truncated) = FleetIndex.truncate(all, maxItems: maxItems)
+    }
+
+    /// What decides "changed" (PROTOCOL 8): items, total and truncated; zoom and bbox are the key.
+    func body() -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 64 + items.count * 96)
+        writeBody(&w)
+        return w.finish()
+    }
+
+    /// The whole `clusters` message.
+    func message(re: MessageID?, reliable: Bool) -> OutboundMessage {
+        var w = JSONWriter(headroom: OutboundMessage.headroom, capacity: 128 + items.count * 96)
+        w.beginObject()
+        w.field("type", "clusters")
+        w.reField(re)
+        w.field("t", t)
+        writeViewportAndBody(&w)
+        w.endObject()
+        return OutboundMessage(bufferWithHeadroom: w.finish(), kind: reliable ? .reliable : .clusters)
+    }
+
+    /// The HTTP body of `GET /v1/fleet/clusters` (a `clusters` message's fields, no `type`).
+    func httpBody() -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 128 + items.count * 96)
+        w.beginObject()
+        w.field("t", t)
+        writeViewportAndBody(&w)
+        w.endObject()
+        return w.finish()
+    }
+
+    private func writeViewportAndBody(_ w: inout JSONWriter) {
+        w.field("zoom", viewport.zoom)
+        w.key("bbox")
+        w.beginArray()
+        for value in viewport.bbox { w.coordinate(value) }
+        w.endArray()
+        w.field("total", total)
+        w.field("truncated", truncated)
+        writeItems(&w)
+    }
+
+    private func writeBody(_ w: inout JSONWriter) {
+        w.beginObject()
+        w.field("total", total)
+        w.field("truncated", truncated)
+        writeItems(&w)
+        w.endObject()
+    }
+
+    private func writeItems(_ w: inout JSONWriter) {
+        w.key("items")
+        w.beginArray()
+        for item in items {
+            w.beginObject()
+            w.field("id", item.id)
+            w.coordinateField("lat", item.lat)
+            w.coordinateField("lon", item.lon)
+            w.field("count", item.count)
+            if item.count == 1 {
+                w.field("trip", item.trip ?? item.id)
+                w.field("status", item.status ?? "moving")
+                w.field("bearing", ServerMessages.rounded(item.bearing ?? 0, places: 1))
+            } else {
+                w.key("bounds")
+                w.beginArray()
+                for value in item.bounds ?? [] { w.coordinate(value) }
+                w.endArray()
+                w.field("expansion_zoom", item.expansionZoom)
+            }
+            w.endObject()
+        }
+        w.endArray()
+    }
+}
+
+extension Viewport {
+    /// Viewports with the same key share one answer.
+    var groupKey: String { "\(zoom)|\(west)|\(south)|\(east)|\(north)" }
 }
 
 extension Hub {
+    private static let fleetQueue = DispatchQueue(label: "trackhub.fleet", qos: .userInitiated)
+
     func setViewport(_ id: ConnectionID, viewport: Viewport?, re: MessageID?) {
-        sendError(to: id, re: re, ProtocolError(.unavailable, "viewport: the fleet channel is not available yet"))
+        guard sessions[id] != nil else { return }
+        if let old = sessions[id]?.viewportKey {
+            fleetViewportRemoved(id, key: old)
+            sessions[id]?.viewportKey = nil
+        }
+        guard let viewport else { return }  // bbox null: clusters stop, no reply
+        let key = viewport.groupKey
+        fleet.groups[key, default: FleetState.Group(viewport: viewport)].members.insert(id)
+        sessions[id]?.viewportKey = key
+        let answer = ClusterAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? wallClockMillis() : fleet.indexTime, maxItems: config.maxItems)
+        if fleet.groups[key]?.lastBody == nil { fleet.groups[key]?.lastBody = answer.body() }
+        metrics.fleetMessagesEncoded += 1
+        enqueue(answer.message(re: re, reliable: true), to: id)
     }
 
-    func fleetViewportRemoved(_ id: ConnectionID, key: String) {}
+    func fleetViewportRemoved(_ id: ConnectionID, key: String) {
+        guard var group = fleet.groups[key] else { return }
+        group.members.remove(id)
+        fleet.groups[key] = group.members.isEmpty ? nil : group
+    }
 
-    func fleetTickIfDue(now: Int64) {}
+    /// Called from the tick: starts a rebuild when one is due and none is running.
+    func fleetTickIfDue(now: Int64) {
+        let intervalMs = Int64(1000 / config.fleetHz)
+        guard !fleet.buildInFlight, now - fleet.lastTick >= intervalMs else { return }
+        fleet.lastTick = now
+        fleet.buildInFlight = true
+        var members: [FleetMember] = []
+        members.reserveCapacity(trips.count)
+        for (id, entry) in trips where entry.trip.status != .ended {
+            guard let marker = entry.trip.marker(at: now) else { continue }
+            members.append(FleetMember(id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg))
+        }
+        let fleetMembers = members
+        let viewports = fleet.groups.map { (key: $0.key, viewport: $0.value.viewport) }
+        let maxItems = config.maxItems
+        Hub.fleetQueue.async { [self] in
+            let started = monotonicMicros()
+            let index = FleetIndex.build(members: fleetMembers)
+            var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
+            for (key, viewport) in viewports {
+                let answer = ClusterAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
+                answers.append((key, answer.body(), answer.message(re: nil, reliable: false)))
+            }
+            let seconds = Double(monotonicMicros() - started) / 1_000_000
+            let result = FleetBuildResult(index: index, answers: answers, seconds: seconds)
+            runOnServiceThread { [self] in fleetBuilt(result, at: now) }
+        }
+    }
+
+    private func fleetBuilt(_ result: FleetBuildResult, at now: Int64) {
+        fleet.buildInFlight = false
+        fleet.index = result.index
+        fleet.indexTime = now
+        metrics.fleetTicks += 1
+        metrics.fleetRebuildSecondsLast = result.seconds
+        metrics.fleetViewportsComputed += result.answers.count
+        for answer in result.answers {
+            guard var group = fleet.groups[answer.key] else { continue }
+            if group.lastBody == answer.body { continue }
+            group.lastBody = answer.body
+            fleet.groups[answer.key] = group
+            metrics.fleetMessagesEncoded += 1
+            for id in group.members { enqueue(answer.message, to: id) }
+        }
+    }
 
     func fleetClustersHTTP(_ connection: ConnectionID, _ query: ClustersQuery, now: Int64) throws(ProtocolError) {
-        throw .unavailable("bbox: the fleet channel is not available yet")
+        let answer = ClusterAnswer(index: fleet.index, viewport: query.viewport, t: fleet.indexTime == 0 ? now : fleet.indexTime, maxItems: config.maxItems)
+        respond(connection, status: 200, json: answer.httpBody())
     }
+}
+
+/// What a background fleet build hands back to the service thread.
+private struct FleetBuildResult: @unchecked Sendable {
+    // OutboundMessage is only touched on the service thread once handed over.
+    var index: FleetIndex
+    var answers: [(key: String, body: [UInt8], message: OutboundMessage)]
+    var seconds: Double
 }

@@ -56,7 +56,7 @@ extension Hub {
             createTrip(NewTrip(
                 id: body.id, route: try makeRoute(body.route), waypoints: body.waypoints, destination: body.destination,
                 config: body.config, riderJSON: body.rider.map { riderBytes($0) }), now: now, reply: connection)
-        case (.get, 3, "fleet") where parts[1] == "clusters":
+        case (.get, 2, "fleet") where parts[1] == "clusters":
             try fleetClustersHTTP(connection, try ClustersQuery.parse(query), now: now)
         case (_, _, "trips") where parts.count >= 2:
             let id = parts[1]
