@@ -76,6 +76,18 @@ extension Hub {
     /// Queues one message to a connection and asks for a writeable callback if needed.
     func enqueue(_ message: OutboundMessage, to id: ConnectionID) {
         guard var session = sessions[id], !session.isClosing else { return }
+        if session.queue.isEmpty && !session.awaitingWritable {
+            switch host.writeNow(id, message) {
+            case .written:
+                metrics.messagesOut += 1
+                metrics.bytesOut += message.count
+                return
+            case .failed:
+                return  // lws closes it; connectionClosed cleans up
+            case .mustQueue:
+                break
+            }
+        }
         if session.queue.push(message) { metrics.framesDropped += 1 }
         if session.queue.unsentBytes > config.maxUnsentBytes, session.overLimitSince == nil {
             session.overLimitSince = wallClockMillis()

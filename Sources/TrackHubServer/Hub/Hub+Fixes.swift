@@ -41,7 +41,7 @@ extension Hub {
         if let segment {
             entry.segmentSeq += 1
             entry.lastSegment = segment
-            animating.insert(trip)
+            animating.scheduleSoon(trip)
             let message = ServerMessages.segment(trip: trip, seq: entry.segmentSeq, segment, slot: entry.slot)
             trips[trip] = entry
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)

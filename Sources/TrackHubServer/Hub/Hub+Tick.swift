@@ -7,7 +7,7 @@ extension Hub {
         let started = monotonicMicros()
         let now = wallClockMillis()
         var stopped: [String] = []
-        for id in animating {
+        for id in animating.takeDue() {
             guard var entry = trips[id] else {
                 stopped.append(id)
                 continue

@@ -21,8 +21,8 @@ public final class Hub: @unchecked Sendable {
     var trips: [String: TripEntry] = [:]
     /// Subscribers per trip id, also for trips that do not exist yet.
     var subscribers: [String: [ConnectionID: SubscriptionMode]] = [:]
-    /// Trips whose marker may move: the only ones the tick looks at.
-    var animating: Set<String> = []
+    /// Trips whose marker may move: the only ones the tick looks at, spread over sub-ticks.
+    var animating: TickSchedule
     /// Trip ids being created (stored, not yet committed).
     var pendingCreates: Set<String> = []
     /// The highest event number sent live per trip (so a replay never repeats one).
@@ -46,6 +46,7 @@ public final class Hub: @unchecked Sendable {
     public init(config: HubConfig, store: TripStore) {
         self.config = config
         self.store = store
+        self.animating = TickSchedule(tickHz: config.tickHz)
         self.host = LWSServerHost(options: ServerHostOptions(
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
@@ -67,7 +68,7 @@ public final class Hub: @unchecked Sendable {
                 return
             }
             port = host.boundPort
-            host.startTimer(intervalMicros: Int64(1_000_000 / max(1, config.tickHz)))
+            host.startTimer(intervalMicros: Int64(1_000_000 / (max(1, config.tickHz) * animating.phases)))
             startedSignal.signal()
             host.run()
             stoppedSignal.signal()
