@@ -11,26 +11,62 @@ enum Reply: Sendable {
 /// The fix pipeline: judge on arrival, store, then (once committed) animate and ack.
 /// PROTOCOL 7: nothing is acked or shown before it is stored.
 extension Hub {
-    /// Judges fixes of one trip in order, stores them in one batch, and once that batch
-    /// is durable applies the applied ones and answers.
+    /// Most fixes one trip may have waiting for the store; past it they get `unavailable`.
+    static let maxWaitingFixesPerTrip = 10_000
+
+    /// Accepts fixes of one trip. They are judged in arrival order and stored in batches,
+    /// one batch per trip at a time (all fixes that arrive while a batch commits form the
+    /// next one); once a batch is durable its applied fixes are animated and answered.
     func submitFixes(trip: String, fixes: [FixInput], now: Int64, reply: Reply) {
         guard var entry = trips[trip] else { return }
-        let verdicts = fixes.map { entry.trip.judge($0) }
-        trips[trip] = entry
-        let records = zip(fixes, verdicts).map { fix, verdict in
-            StoreRecord.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: now)
+        if entry.waitingFixCount + fixes.count > Hub.maxWaitingFixesPerTrip {
+            answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has \(entry.waitingFixCount) fixes waiting for the store; try again"))
+            return
         }
+        entry.waitingFixes.append(FixRequest(fixes: fixes, reply: reply, receivedAt: now))
+        entry.waitingFixCount += fixes.count
+        trips[trip] = entry
+        if !entry.fixBatchInFlight { storeNextFixBatch(trip: trip) }
+    }
+
+    /// Judges and stores every waiting fix of a trip as one batch.
+    private func storeNextFixBatch(trip: String) {
+        guard var entry = trips[trip], !entry.fixBatchInFlight, !entry.waitingFixes.isEmpty else { return }
+        let requests = entry.waitingFixes
+        entry.waitingFixes = []
+        entry.waitingFixCount = 0
+        entry.fixBatchInFlight = true
+        let memoryBefore = entry.trip.judgeMemory
+        var verdicts: [[FixVerdict]] = []
+        var records: [StoreRecord] = []
+        for request in requests {
+            let judged = request.fixes.map { entry.trip.judge($0) }
+            verdicts.append(judged)
+            for (fix, verdict) in zip(request.fixes, judged) {
+                records.append(.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: request.receivedAt))
+            }
+        }
+        trips[trip] = entry
+        let judgedBatch = verdicts
         persist(records) { [self] result in
+            trips[trip]?.fixBatchInFlight = false
             switch result {
             case .failure(let error):
-                answerFailure(reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
+                // Nothing was stored: forget these fixes, so a resend is judged afresh.
+                trips[trip]?.trip.judgeMemory = memoryBefore
+                for request in requests {
+                    answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
+                }
             case .success:
                 let commitTime = wallClockMillis()
-                for (fix, verdict) in zip(fixes, verdicts) where verdict.isApplied {
-                    applyCommittedFix(trip: trip, fix: fix, now: commitTime)
+                for (request, judged) in zip(requests, judgedBatch) {
+                    for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
+                        applyCommittedFix(trip: trip, fix: fix, now: commitTime)
+                    }
+                    answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
-                answerFixes(reply, trip: trip, fixes: fixes, verdicts: verdicts)
             }
+            storeNextFixBatch(trip: trip)
         }
     }
 

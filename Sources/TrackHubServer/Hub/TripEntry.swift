@@ -16,4 +16,17 @@ struct TripEntry {
     var riderJSON: [UInt8]?
     /// When the trip ended (for retention), nil while it runs.
     var endedAt: Int64?
+    /// True while a batch of this trip's fixes is being stored. Fixes of one trip are judged
+    /// and stored one batch at a time, so a failed batch can be undone exactly.
+    var fixBatchInFlight = false
+    /// Fixes that arrived while a batch was being stored; they form the next batch.
+    var waitingFixes: [FixRequest] = []
+    var waitingFixCount = 0
+}
+
+/// Fixes from one request (a `fix` op, or an HTTP batch) and where their acks go.
+struct FixRequest {
+    var fixes: [FixInput]
+    var reply: Reply
+    var receivedAt: Int64
 }
