@@ -17,8 +17,12 @@ extension Hub {
         guard var entry = trips[trip] else { return }
         let verdicts = fixes.map { entry.trip.judge($0) }
         trips[trip] = entry
-        let records = zip(fixes, verdicts).map { fix, verdict in
-            StoreRecord.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: now)
+        // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
+        // not stored again (it would show up twice in the trail). The batch still goes through
+        // the store, even when empty, so acks keep the order the fixes arrived in.
+        let records = zip(fixes, verdicts).compactMap { fix, verdict -> StoreRecord? in
+            if verdict.refusal == .duplicate { return nil }
+            return StoreRecord.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: now)
         }
         persist(records) { [self] result in
             switch result {
