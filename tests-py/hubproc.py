@@ -241,6 +241,14 @@ class HubProcess:
         return doc
 
 
+class AsyncTestCase(unittest.IsolatedAsyncioTestCase):
+    """IsolatedAsyncioTestCase runs its loop in debug mode, which logs every callback
+    slower than 0.1 s; on a busy machine that is noise, not a finding."""
+
+    async def asyncSetUp(self):
+        asyncio.get_running_loop().slow_callback_duration = 10.0
+
+
 # --------------------------------------------------------------------------------------
 # WebSocket helpers
 # --------------------------------------------------------------------------------------

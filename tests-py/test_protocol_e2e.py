@@ -41,7 +41,7 @@ def tearDownModule():
         HUB.stop()
 
 
-class ProtocolTestCase(unittest.IsolatedAsyncioTestCase):
+class ProtocolTestCase(hubproc.AsyncTestCase):
     hub = None  # set by subclasses that need their own hub; else the module's
 
     @property
@@ -49,6 +49,7 @@ class ProtocolTestCase(unittest.IsolatedAsyncioTestCase):
         return self.hub or HUB
 
     async def asyncSetUp(self):
+        await super().asyncSetUp()
         self.clients = []
 
     async def asyncTearDown(self):
