@@ -42,7 +42,10 @@ extension Hub {
         for request in requests {
             let judged = request.fixes.map { entry.trip.judge($0) }
             verdicts.append(judged)
-            for (fix, verdict) in zip(request.fixes, judged) {
+            // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
+            // not stored again (it would show up twice in the trail). The batch still goes
+            // through the store, even when empty, so acks keep the order the fixes arrived in.
+            for (fix, verdict) in zip(request.fixes, judged) where verdict.refusal != .duplicate {
                 records.append(.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: request.receivedAt))
             }
         }

@@ -143,8 +143,12 @@ public final class Hub: @unchecked Sendable {
             draining = true
         }
         let waitedMs = (monotonicMicros() - startedAt) / 1000
-        if storeBatchesInFlight > 0 && waitedMs < config.shutdownTimeoutMs {
-            // Acks still to come: look again shortly.
+        // PROTOCOL 9: SIGTERM "stores and acks the fixes it has received". An ack that is
+        // queued but not yet written is lost by `closeSession` (it empties the queue), so
+        // also wait (within the timeout) until every open connection's queue has drained.
+        let unsentReplies = sessions.values.contains { !$0.isClosing && !$0.queue.isEmpty }
+        if (storeBatchesInFlight > 0 || unsentReplies) && waitedMs < config.shutdownTimeoutMs {
+            // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
                 runOnServiceThread { [self] in drain(startedAt: startedAt) }
             }
