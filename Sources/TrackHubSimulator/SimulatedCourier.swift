@@ -189,7 +189,7 @@ public struct SimulatedCourier: Sendable {
         let text = String(decoding: body.prefix(300), as: UTF8.self)
         switch phase {
         case .creating(let request) where request == id:
-            guard status == 201, let tripID = (try? JSONParser().parse(body))?["id"]?.stringValue else {
+            guard status == 201, let answer = try? JSONParser().parse(body), let tripID = answer["trip"]?.stringValue ?? answer["id"]?.stringValue else {
                 stats.recordError("rider \(rider + 1): POST /v1/trips answered \(status) \(text)")
                 phase = .idle(until: now + wallMs(planRNG.uniform(settings.pauseBetweenTripsS)))
                 return []
