@@ -1,0 +1,45 @@
+/// How a simulation behaves. Durations in seconds are device (real-world) time: at
+/// `speedup` X they pass X times faster on the wall clock.
+public struct SimulationSettings: Sendable {
+    /// Concurrent riders.
+    public var riders = 20
+    /// How much faster than real time riders move.
+    public var speedup = 1.0
+    /// Seed of every random choice.
+    public var seed: UInt64 = 1
+    /// The hub's allowed clock skew (PROTOCOL 1, `--max-clock-skew`), ms.
+    public var maxClockSkewMs: Int64 = 300_000
+    /// Kept free of the skew for clock differences between this machine and the hub's, ms.
+    public var skewMarginMs: Int64 = 30_000
+    /// Via points per synthetic trip.
+    public var waypointsPerTrip = 1...2
+    /// Chance that a trip has an off-route excursion.
+    public var excursionProbability = 0.5
+    /// Chance that a trip is rerouted.
+    public var rerouteProbability = 0.4
+    /// Share of synthetic trips on Helsinki graph routes (the others use the fixed routes).
+    public var graphRouteShare = 0.7
+    /// Every n-th rider replays a recorded trace instead (0: none).
+    public var traceRiderEvery = 10
+    /// Device seconds between fixes.
+    public var fixIntervalS = 1.0...3.0
+    /// GPS noise: standard deviation and cap, metres; reported accuracy.
+    public var noiseSigmaM = 2.5
+    public var noiseMaxM = 6.0
+    public var accuracyM = 5.0
+    /// Pause at a via point (a pickup), at the destination before ending, between trips.
+    public var dwellS = 15.0...45.0
+    public var arrivalDwellS = 5.0...20.0
+    public var pauseBetweenTripsS = 3.0...15.0
+    /// How long a rider waits for the hub to confirm a via point or arrival before giving up
+    /// on the trip (device seconds).
+    public var confirmTimeoutS = 180.0
+    /// Metres before a via point or the destination that no fix may land in: a fix there
+    /// would let the hub's marker reach the stop before the rider has stopped.
+    public var approachZoneM = 70.0
+
+    public init() {}
+
+    /// What the hub's `ts` rule leaves for a device clock running ahead, ms.
+    var skewBudgetMs: Int64 { max(0, maxClockSkewMs - skewMarginMs) }
+}

@@ -1,1 +1,0 @@
-// The courier simulator (trackhub simulate) lives here.

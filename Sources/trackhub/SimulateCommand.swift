@@ -1,0 +1,149 @@
+import Foundation
+import TrackHubSimulator
+
+/// `trackhub simulate`: drives simulated couriers (or one recorded track) against a hub.
+enum SimulateCommand {
+    static let help = """
+    Usage: trackhub simulate --hub ws://HOST:PORT [flags]
+
+    Creates trips and drives courier connections that push fixes like real phones: synthetic
+    riders on the I-95 routes and on Helsinki street routes (via points, off-route excursions,
+    reroutes, arrivals, new trips as others end) and riders replaying the recorded sample traces.
+    Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
+
+      --hub ws://HOST:PORT   the hub (required)
+      --riders N             concurrent riders, 1–10000 (default 20)
+      --speedup X            how much faster than real time, 0.1–1000 (default 1)
+      --seed S               seed of every random choice; the same seed gives the same riders,
+                             routes and noise (default 1)
+      --token T              a token with admin and courier scopes, for a secured hub
+      --replay FILE          play one recorded track (GPX, or CSV with ts,lat,lon; ts in ms) into
+                             one new trip at its recorded pace divided by --speedup, then exit
+      --samples DIR          the sample data folder (default: ./data/samples, else found from
+                             the binary's location)
+      --max-clock-skew DURATION
+                             the hub's allowed clock skew (default 5m); fix times stay within it
+      --duration DURATION    stop after this long (default: run until Ctrl-C)
+      --event-loop libev|poll
+                             the WebSocket client's event loop (default libev)
+
+    Prints one status line a second on stderr. Exits 0 when every simulated fix was applied and
+    no error came back, 1 otherwise, 2 on bad flags.
+    """
+
+    static let flagNames: Set<String> = [
+        "hub", "riders", "speedup", "seed", "token", "replay", "samples", "max-clock-skew", "duration", "event-loop",
+    ]
+
+    struct Options {
+        var hub = ""
+        var settings = SimulationSettings()
+        var token: String?
+        var replay: String?
+        var samples: String?
+        var durationMs: Int64?
+        var useLibev = true
+    }
+
+    static func parse(_ arguments: [String]) throws -> Options? {
+        let flags = try Flags(arguments: arguments, known: flagNames)
+        if flags.switches.contains("help") { return nil }
+        var options = Options()
+        guard let hub = flags.string("hub") else { throw UsageError("--hub ws://HOST:PORT is required") }
+        guard hub.hasPrefix("ws://") || hub.hasPrefix("wss://"), hub.split(separator: ":").count >= 3 else {
+            throw UsageError("--hub: \(hub) is not ws://HOST:PORT")
+        }
+        options.hub = hub
+        options.settings.riders = try flags.int("riders", range: 1...10_000) ?? 20
+        options.settings.speedup = try flags.double("speedup", range: 0.1...1000) ?? 1
+        if let seed = flags.string("seed") {
+            guard let value = UInt64(seed) else { throw UsageError("--seed: \(seed) is not a non-negative integer") }
+            options.settings.seed = value
+        }
+        options.settings.maxClockSkewMs = try flags.durationMs("max-clock-skew") ?? options.settings.maxClockSkewMs
+        options.settings.skewMarginMs = min(options.settings.skewMarginMs, options.settings.maxClockSkewMs / 10)
+        options.token = flags.string("token")
+        options.replay = flags.string("replay")
+        options.samples = flags.string("samples")
+        options.durationMs = try flags.durationMs("duration")
+        if let loop = flags.string("event-loop") {
+            guard loop == "libev" || loop == "poll" else { throw UsageError("--event-loop: \(loop) is not libev or poll") }
+            options.useLibev = loop == "libev"
+        }
+        return options
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let options: Options
+        let simulation: Simulation
+        do {
+            guard let parsed = try parse(arguments) else {
+                print(help)
+                return 0
+            }
+            options = parsed
+            if let replay = options.replay {
+                simulation = Simulation(replay: try TrackReader.read(path: replay), settings: options.settings)
+            } else {
+                guard let directory = SampleData.locate(override: options.samples) else {
+                    throw UsageError(options.samples.map { "--samples: \($0) holds no sample data" } ?? "no data/samples folder found (use --samples DIR)")
+                }
+                simulation = Simulation(settings: options.settings, catalog: try RouteCatalog.load(directory: directory))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("trackhub simulate: \(error)\n".utf8))
+            return 2
+        }
+        let runner: SimulationRunner
+        do {
+            runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: options.hub, token: options.token, useLibev: options.useLibev))
+        } catch {
+            FileHandle.standardError.write(Data("trackhub simulate: \(error)\n".utf8))
+            return 2
+        }
+        let signals = SignalWatcher { _ in runner.requestStop() }
+        defer { signals.cancel() }
+        let line = StatusLinePrinter()
+        let deadline = options.durationMs.map { SimulationRunner.wallClock() + $0 }
+        let stats: SimulationStats
+        do {
+            stats = try runner.run(deadline: deadline) { line.show($0.statusLine) }
+        } catch {
+            FileHandle.standardError.write(Data("trackhub simulate: \(error)\n".utf8))
+            return 1
+        }
+        line.finish()
+        let events = stats.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        FileHandle.standardError.write(Data("trackhub simulate: trips started \(stats.tripsStarted), ended \(stats.tripsEnded); events: \(events)\n".utf8))
+        for message in stats.errorMessages {
+            FileHandle.standardError.write(Data("trackhub simulate: error: \(message)\n".utf8))
+        }
+        if stats.fixesRefused > 0 {
+            let reasons = stats.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            FileHandle.standardError.write(Data("trackhub simulate: fixes refused: \(reasons)\n".utf8))
+        }
+        // A replayed recording may hold real glitches the hub rightly refuses; only errors fail it.
+        let failed = stats.errors > 0 || (options.replay == nil && stats.fixesRefused > 0)
+        return failed ? 1 : 0
+    }
+}
+
+/// The live status line on stderr: refreshed in place with `\r` on a terminal, one line per
+/// update otherwise.
+final class StatusLinePrinter {
+    private let isTTY = isatty(FileHandle.standardError.fileDescriptor) != 0
+    private var shown = false
+
+    func show(_ text: String) {
+        if isTTY {
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        } else {
+            FileHandle.standardError.write(Data("\(text)\n".utf8))
+        }
+        shown = true
+    }
+
+    func finish() {
+        if isTTY && shown { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

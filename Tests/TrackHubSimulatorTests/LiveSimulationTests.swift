@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+@testable import TrackHubSimulator
+
+@Suite struct LiveSimulationTests {
+    static let eventKinds = ["waypoint_reached", "waypoint_resumed", "off_route", "back_on_route", "rerouted", "arrived", "ended"]
+
+    @Test func shortSpedUpRunShowsEveryEventKindAndNoRefusedFix() throws {
+        let hub = try SimTestHub()
+        defer { hub.stop() }
+        var settings = SimulationSettings()
+        settings.riders = 12
+        settings.speedup = 40
+        settings.seed = 2024
+        let simulation = Simulation(settings: settings, catalog: try RouteCatalog.load(directory: PackageRoot.samples))
+        let runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: hub.url, token: nil, useLibev: false))
+        let stats = try runner.run(
+            until: { stats in Self.eventKinds.allSatisfy { stats.events[$0, default: 0] > 0 } },
+            deadline: SimulationRunner.wallClock() + 60_000)
+        for kind in Self.eventKinds {
+            #expect(stats.events[kind, default: 0] > 0, "no \(kind) event in \(stats.events)")
+        }
+        #expect(stats.fixesSent > 0)
+        #expect(stats.refusals.isEmpty, "refused: \(stats.refusals)")
+        #expect(stats.errors == 0, "\(stats.errorMessages)")
+    }
+}

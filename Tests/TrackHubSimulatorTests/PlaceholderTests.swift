@@ -1,4 +1,0 @@
-import Testing
-@testable import TrackHubSimulator
-
-@Test func simulatorModuleLoads() { #expect(Bool(true)) }
