@@ -145,7 +145,8 @@ export function mountFleetView(main) {
       if (!seen.has(id)) { entry.marker.remove(); markers.delete(id); }
     }
 
-    if (fitting) {
+    // Fit to the first answer that has riders in it (an empty fleet keeps waiting for one).
+    if (fitting && (msg.items || []).length > 0) {
       fitting = false;
       const pts = [];
       for (const it of msg.items || []) {
@@ -176,6 +177,8 @@ export function mountFleetView(main) {
     debounce = setTimeout(() => sendViewport(), DEBOUNCE_MS);
   }
   map.on("moveend zoomend", scheduleViewport);
+  // The user moving the map ends the wait for a fleet to fit.
+  map.on("dragstart", () => { fitting = false; });
 
   if (fitting) {
     lastSent = JSON.stringify([WORLD, 2]);

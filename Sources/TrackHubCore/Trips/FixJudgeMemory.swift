@@ -23,3 +23,16 @@ extension Trip {
         }
     }
 }
+
+extension Trip {
+    /// This trip without its remembered seqs and timestamps: what a store keeps as the trip's
+    /// state (stores rebuild the duplicate check from the fixes they hold). Cheap, and it
+    /// leaves the hub's copy the only owner of its sets, so judging the next fix does not
+    /// copy them.
+    public var withoutSeenFixes: Trip {
+        var copy = self
+        copy.seenSeqs = SeenFixKeys(capacity: seenSeqs.capacity)
+        copy.seenTimestamps = SeenFixKeys(capacity: seenTimestamps.capacity)
+        return copy
+    }
+}

@@ -18,29 +18,34 @@ extension Hub {
     /// one batch per trip at a time (all fixes that arrive while a batch commits form the
     /// next one); once a batch is durable its applied fixes are animated and answered.
     func submitFixes(trip: String, fixes: [FixInput], now: Int64, reply: Reply) {
-        guard var entry = trips[trip] else { return }
-        if entry.waitingFixCount + fixes.count > Hub.maxWaitingFixesPerTrip {
-            answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has \(entry.waitingFixCount) fixes waiting for the store; try again"))
+        let accepted = mutateTrip(trip) { entry -> Bool? in
+            if entry.waitingFixCount + fixes.count > Hub.maxWaitingFixesPerTrip { return nil }
+            entry.waitingFixes.append(FixRequest(fixes: fixes, reply: reply, receivedAt: now))
+            entry.waitingFixCount += fixes.count
+            return entry.fixBatchInFlight
+        }
+        guard let inFlight = accepted else { return }
+        guard let inFlight else {
+            answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
             return
         }
-        entry.waitingFixes.append(FixRequest(fixes: fixes, reply: reply, receivedAt: now))
-        entry.waitingFixCount += fixes.count
-        trips[trip] = entry
-        if !entry.fixBatchInFlight { storeNextFixBatch(trip: trip) }
+        if !inFlight { storeNextFixBatch(trip: trip) }
     }
 
     /// Judges and stores every waiting fix of a trip as one batch.
     private func storeNextFixBatch(trip: String) {
-        guard var entry = trips[trip], !entry.fixBatchInFlight, !entry.waitingFixes.isEmpty else { return }
-        let requests = entry.waitingFixes
-        entry.waitingFixes = []
-        entry.waitingFixCount = 0
-        entry.fixBatchInFlight = true
-        let memoryBefore = entry.trip.judgeMemory
+        guard let ready = mutateTrip(trip, { entry -> (requests: [FixRequest], memory: FixJudgeMemory)? in
+            guard !entry.fixBatchInFlight, !entry.waitingFixes.isEmpty else { return nil }
+            let requests = entry.waitingFixes
+            entry.waitingFixes = []
+            entry.waitingFixCount = 0
+            entry.fixBatchInFlight = true
+            return (requests, entry.trip.judgeMemory)
+        }), let (requests, memoryBefore) = ready else { return }
         var verdicts: [[FixVerdict]] = []
         var records: [StoreRecord] = []
         for request in requests {
-            let judged = request.fixes.map { entry.trip.judge($0) }
+            let judged = request.fixes.map { fix in mutateTrip(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
             verdicts.append(judged)
             // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
             // not stored again (it would show up twice in the trail). The batch still goes
@@ -49,7 +54,6 @@ extension Hub {
                 records.append(.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: request.receivedAt))
             }
         }
-        trips[trip] = entry
         let judgedBatch = verdicts
         persist(records) { [self] result in
             trips[trip]?.fixBatchInFlight = false
@@ -74,20 +78,27 @@ extension Hub {
     }
 
     private func applyCommittedFix(trip: String, fix: FixInput, now: Int64) {
-        guard var entry = trips[trip] else { return }
-        let (segment, events) = entry.trip.apply(fix, now: now)
+        guard let (segment, events, seq, slot) = mutateTrip(trip, { entry in
+            let (segment, events) = entry.trip.apply(fix, now: now)
+            if let segment {
+                entry.segmentSeq += 1
+                entry.lastSegment = segment
+            }
+            return (segment, events, entry.segmentSeq, entry.slot)
+        }) else { return }
         metrics.fixesApplied += 1
         if let segment {
-            entry.segmentSeq += 1
-            entry.lastSegment = segment
             animating.scheduleSoon(trip)
-            let message = ServerMessages.segment(trip: trip, seq: entry.segmentSeq, segment, slot: entry.slot)
-            trips[trip] = entry
+            let message = ServerMessages.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
-        } else {
-            trips[trip] = entry
         }
-        storeStateAndSend(events, trip: trip)
+        if events.isEmpty {
+            // Only the marker moved: its state is written with the next flush of changed
+            // trips (every 100 ms), not in a store batch of its own per fix.
+            tripsWithUnstoredState.insert(trip)
+        } else {
+            storeStateAndSend(events, trip: trip)
+        }
     }
 
     private func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
@@ -129,7 +140,8 @@ extension Hub {
     /// event is stored before it is sent). `then` runs after the events went out.
     func storeStateAndSend(_ events: [TripEvent], trip: String, then: (@Sendable (Result<Void, StoreError>) -> Void)? = nil) {
         guard let entry = trips[trip] else { return }
-        var records: [StoreRecord] = [.tripState(entry.trip, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
+        tripsWithUnstoredState.remove(trip)
+        var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
         let encoded = events.map { ServerMessages.eventPayload(trip: trip, $0) }
         for (event, payload) in zip(events, encoded) {
             records.append(.event(tripID: trip, n: event.n, encoded: payload))
@@ -140,6 +152,19 @@ extension Hub {
             }
             then?(result)
         }
+    }
+
+    /// Writes the state of every trip changed since the last flush, in one batch.
+    func flushChangedTripStates() {
+        guard !tripsWithUnstoredState.isEmpty else { return }
+        var records: [StoreRecord] = []
+        records.reserveCapacity(tripsWithUnstoredState.count)
+        for id in tripsWithUnstoredState {
+            guard let entry = trips[id] else { continue }
+            records.append(.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON))
+        }
+        tripsWithUnstoredState.removeAll(keepingCapacity: true)
+        persist(records) { _ in }
     }
 
     /// Sends stored events to every subscriber of the trip, in order.

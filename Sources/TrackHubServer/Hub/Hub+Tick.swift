@@ -8,22 +8,23 @@ extension Hub {
         let now = wallClockMillis()
         var stopped: [String] = []
         for id in animating.takeDue() {
-            guard var entry = trips[id] else {
+            guard let (frame, events, seq, slot, isAnimating) = mutateTrip(id, { entry in
+                let (frame, events) = entry.trip.tick(now: now)
+                if frame != nil { entry.frameSeq += 1 }
+                return (frame, events, entry.frameSeq, entry.slot, entry.trip.isAnimating(at: now))
+            }) else {
                 stopped.append(id)
                 continue
             }
-            let (frame, events) = entry.trip.tick(now: now)
             if let frame {
-                entry.frameSeq += 1
                 if let followers = subscribers[id], followers.values.contains(.frames) {
-                    let message = ServerMessages.frame(trip: id, seq: entry.frameSeq, frame, slot: entry.slot)
+                    let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
                     metrics.framesEncoded += 1
                     metrics.framesOut += broadcast(message, trip: id, mode: .frames)
                 }
-            } else if !entry.trip.isAnimating(at: now) {
+            } else if !isAnimating {
                 stopped.append(id)
             }
-            trips[id] = entry
             if !events.isEmpty {
                 storeStateAndSend(events, trip: id)
             }
@@ -35,6 +36,10 @@ extension Hub {
         metrics.tickSecondsLast = elapsed
         metrics.tickSecondsMax = max(metrics.tickSecondsMax, elapsed)
 
+        if now - lastStateFlush >= 100 {
+            lastStateFlush = now
+            flushChangedTripStates()
+        }
         if now - lastHousekeeping >= 500 {
             lastHousekeeping = now
             closeSlowConsumers(now: now)

@@ -31,6 +31,9 @@ public final class Hub: @unchecked Sendable {
     var nextSlot = 1
     var draining = false
     var lastHousekeeping: Int64 = 0
+    var lastStateFlush: Int64 = 0
+    /// Trips whose marker state changed and is not yet in a store batch.
+    var tripsWithUnstoredState: Set<String> = []
     var storeBatchesInFlight = 0
     var fleet = FleetState()
 
@@ -102,6 +105,15 @@ public final class Hub: @unchecked Sendable {
         store.close()
     }
 
+    /// Runs `body` on a trip's entry in place. Copying an entry out of `trips`, changing it
+    /// and writing it back would make Swift copy the trip's remembered-fix sets on every
+    /// fix (copy-on-write with two owners); this never does.
+    @discardableResult
+    func mutateTrip<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
+        guard let index = trips.index(forKey: id) else { return nil }
+        return body(&trips.values[index])
+    }
+
     /// Hands work to the service thread; safe from any thread.
     func runOnServiceThread(_ work: @escaping @Sendable () -> Void) {
         inbox.withLock { $0.append(work) }
@@ -142,6 +154,7 @@ public final class Hub: @unchecked Sendable {
         if !draining {
             draining = true
         }
+        flushChangedTripStates()
         let waitedMs = (monotonicMicros() - startedAt) / 1000
         // PROTOCOL 9: SIGTERM "stores and acks the fixes it has received". An ack that is
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
