@@ -112,10 +112,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw .unusable(path: directory, reason: "is not a directory") }
         } else {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .unusable(path: directory, reason: "cannot create the data directory: \((error as NSError).localizedDescription)")
+            // mkdir -p, with the system's reason when it fails.
+            var prefix = directory.hasPrefix("/") ? "/" : ""
+            for component in directory.split(separator: "/") {
+                prefix += component
+                if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                    throw .unusable(path: directory, reason: "cannot create the data directory: \(String(cString: strerror(errno)))")
+                }
+                prefix += "/"
             }
         }
         guard access(directory, W_OK | X_OK) == 0 else {
