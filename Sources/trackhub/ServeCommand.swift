@@ -121,12 +121,21 @@ enum ServeCommand {
         if config.jwtSecret == nil {
             log.warn("OPEN MODE: no --jwt-secret, every client may do everything. For development only.")
         }
-        let store = MemoryTripStore()
+        // The durable store (PROTOCOL 7): SQLite in --data. A directory or file that cannot be
+        // used is a one-line error naming it, exit 2.
+        let store: SQLiteTripStore
+        do {
+            store = try SQLiteTripStore(directory: config.dataDirectory, synchronous: config.syncFull ? .full : .normal)
+        } catch {
+            FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
+            return 2
+        }
         let hub = Hub(config: config, store: store)
         do {
             try hub.start()
         } catch {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
+            store.close()
             return 2
         }
         let scheme = config.tlsCertPath == nil ? "http" : "https"

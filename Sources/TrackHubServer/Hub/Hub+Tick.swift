@@ -41,10 +41,12 @@ extension Hub {
             flushChangedTripStates()
         }
         if now - lastHousekeeping >= 500 {
+            let previousHousekeeping = lastHousekeeping  // for the once-a-minute retention check
             lastHousekeeping = now
             closeSlowConsumers(now: now)
             endArrivedTrips(now: now)
             fleetTickIfDue(now: now)
+            purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
         }
     }
 

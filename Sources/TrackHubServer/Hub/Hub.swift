@@ -141,7 +141,7 @@ public final class Hub: @unchecked Sendable {
         for item in stored {
             var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: nextSlot, riderJSON: item.riderJSON)
             nextSlot += 1
-            if entry.trip.status == .ended { entry.endedAt = item.createdAt }
+            if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
             trips[item.trip.id] = entry
             lastBroadcastEvent[item.trip.id] = item.trip.lastEventNumber
             if entry.trip.isAnimating(at: wallClockMillis()) { animating.insert(item.trip.id) }

@@ -1,0 +1,121 @@
+import CSQLite
+import TrackHubCore
+
+/// The read side of `SQLiteTripStore`: a read-only connection (WAL: it never blocks the
+/// writer) with its statements, prepared on first use. Used under the store's read lock.
+final class SQLiteReader {
+    struct TripRow: Sendable {
+        var key: Int64
+        var id: String
+        var createdAt: Int64
+        var rider: [UInt8]?
+        var state: [UInt8]
+        var route: [UInt8]?
+        var fixMark: Int64
+    }
+
+    let db: SQLiteConnection
+    private var statements: [String: SQLiteStatement] = [:]
+
+    static let fixColumns = "seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason"
+    static let tripKey = "(SELECT k FROM trips WHERE id = ?1)"
+
+    init(connection: SQLiteConnection) {
+        db = connection
+    }
+
+    private func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let s = statements[sql] {
+            s.reset()
+            return s
+        }
+        let s = try db.prepare(sql)
+        statements[sql] = s
+        return s
+    }
+
+    /// Reads a fix from columns `offset...offset+8` in `fixColumns` order.
+    private static func fix(_ s: SQLiteStatement, offset: Int32 = 0) -> StoredFix {
+        let fix = FixInput(
+            lat: s.double(offset + 2), lon: s.double(offset + 3), ts: s.int64(offset + 1), seq: s.optionalInt64(offset),
+            durationMs: s.optionalDouble(offset + 4), speedMps: s.optionalDouble(offset + 5),
+            heading: s.optionalDouble(offset + 6), accuracyM: s.optionalDouble(offset + 7))
+        let refusal = s.text(offset + 8).flatMap(FixRefusal.init(rawValue:))
+        return StoredFix(fix: fix, refusal: refusal)
+    }
+
+    func tripRows() throws(SQLiteError) -> [TripRow] {
+        let s = try statement("SELECT k, id, created_at, rider, state, route, fix_mark FROM trips WHERE state IS NOT NULL ORDER BY k")
+        defer { s.reset() }
+        var rows: [TripRow] = []
+        while try s.step() {
+            rows.append(TripRow(
+                key: s.int64(0), id: s.text(1) ?? "", createdAt: s.int64(2), rider: s.blob(3),
+                state: s.blob(4) ?? [], route: s.blob(5), fixMark: s.int64(6)))
+        }
+        return rows
+    }
+
+    /// Every fix of a trip in judging order, with its id.
+    func fixesForLoad(tripKey: Int64) throws(SQLiteError) -> [(Int64, FixInput)] {
+        let s = try statement("SELECT id, \(Self.fixColumns) FROM fixes WHERE trip = ?1 ORDER BY id")
+        defer { s.reset() }
+        s.bind(1, tripKey)
+        var result: [(Int64, FixInput)] = []
+        while try s.step() { result.append((s.int64(0), Self.fix(s, offset: 1).fix)) }
+        return result
+    }
+
+    func events(tripID: String, after: Int, limit: Int) throws(SQLiteError) -> [[UInt8]] {
+        let s = try statement("SELECT body FROM events WHERE trip = \(Self.tripKey) AND n > ?2 ORDER BY n LIMIT ?3")
+        defer { s.reset() }
+        s.bind(1, tripID)
+        s.bind(2, after)
+        s.bind(3, limit)
+        var result: [[UInt8]] = []
+        while try s.step() { result.append(s.blob(0) ?? []) }
+        return result
+    }
+
+    func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(SQLiteError) -> [StoredFix] {
+        let s = try statement("""
+            SELECT \(Self.fixColumns) FROM fixes WHERE trip = \(Self.tripKey) AND ts >= ?2 AND ts <= ?3
+            ORDER BY ts, seq, id LIMIT ?4
+            """)
+        defer { s.reset() }
+        s.bind(1, tripID)
+        s.bind(2, from ?? Int64.min)
+        s.bind(3, to ?? Int64.max)
+        s.bind(4, limit)
+        var result: [StoredFix] = []
+        while try s.step() { result.append(Self.fix(s)) }
+        return result
+    }
+
+    func recent(tripID: String, count: Int) throws(SQLiteError) -> [StoredFix] {
+        let s = try statement("""
+            SELECT \(Self.fixColumns) FROM fixes WHERE trip = \(Self.tripKey)
+            ORDER BY ts DESC, seq DESC, id DESC LIMIT ?2
+            """)
+        defer { s.reset() }
+        s.bind(1, tripID)
+        s.bind(2, count)
+        var result: [StoredFix] = []
+        while try s.step() { result.append(Self.fix(s)) }
+        return result.reversed()
+    }
+
+    func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(SQLiteError) -> Bool {
+        let s: SQLiteStatement
+        if let seq {
+            s = try statement("SELECT 1 FROM fixes WHERE trip = \(Self.tripKey) AND seq = ?2")
+            s.bind(2, seq)
+        } else {
+            s = try statement("SELECT 1 FROM fixes WHERE trip = \(Self.tripKey) AND ts = ?2 LIMIT 1")
+            s.bind(2, ts)
+        }
+        defer { s.reset() }
+        s.bind(1, tripID)
+        return try s.step()
+    }
+}

@@ -1,0 +1,411 @@
+import CSQLite
+import Dispatch
+import Foundation
+import Synchronization
+import TrackHubCore
+
+/// A store that can delete ended trips after the retention period (PROTOCOL 5, `--retain-days`).
+public protocol RetainingTripStore: AnyObject, Sendable {
+    /// Deletes every trip that ended before `before` (ms since the epoch) with its fixes and
+    /// events, in transactions of at most `batch` rows interleaved with the hub's own writes,
+    /// then calls `completion` (on a store thread) with the ids of the trips deleted.
+    func purgeEnded(before: Int64, batch: Int, completion: @escaping @Sendable ([String]) -> Void)
+}
+
+/// The durable store of a single hub (PROTOCOL 7): a SQLite database, `trackhub.db`, in WAL
+/// mode in the `--data` directory.
+///
+/// Threads: one writer thread owns the read-write connection. `append` puts the batch on a
+/// pending queue (a mutex-protected array) and wakes the writer if it sleeps; the writer takes
+/// *everything* queued, writes it in one `BEGIN IMMEDIATE … COMMIT` (group commit: batches
+/// that arrive while a commit runs go into the next one), then calls the completions in
+/// submission order on the writer thread. Within a transaction only the last `tripState` of
+/// each trip is written. Reads (`trail`, `events`, `recentFixes`, `hasFix`, `loadTrips`) use a
+/// second, read-only connection under its own lock: WAL readers do not block the writer.
+///
+/// Bounds: at most `maxPendingRecords` records (default 100 000) wait for the writer; a batch
+/// that would go past that fails at once with `unavailable` (still completed in order), so a
+/// stalled disk costs bounded memory and the hub answers `unavailable` instead of acking.
+///
+/// Failures: a failed statement or commit (disk full, I/O error) rolls the transaction back,
+/// completes every batch in it with `.failure(.unavailable)` — nothing of it is stored — and
+/// `isHealthy` is false until a later commit succeeds.
+///
+/// Durability: `synchronous=NORMAL` (default): a committed transaction is in the WAL file
+/// before its completion runs, so it survives a crash of the process (SIGKILL); after a power
+/// cut the last transactions before the cut may be missing (the database stays consistent).
+/// `synchronous=FULL` (`--sync full`): the WAL is fsync'ed at every commit, so acked fixes
+/// also survive a power cut, at the price of one fsync per group commit.
+public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Sendable {
+    public enum Synchronous: String, Sendable {
+        case normal = "NORMAL"
+        case full = "FULL"
+    }
+
+    /// The database file's name in the data directory.
+    public static let fileName = "trackhub.db"
+    /// The schema this build writes, kept in `PRAGMA user_version`.
+    public static let schemaVersion: Int64 = 1
+    public static let defaultMaxPendingRecords = 100_000
+
+    public let directory: String
+    /// The database file.
+    public let path: String
+    public let maxPendingRecords: Int
+
+    typealias Completion = @Sendable (Result<Void, StoreError>) -> Void
+
+    enum Work: Sendable {
+        case batch([StoreRecord], Completion, preFailed: StoreError?)
+        case control(@Sendable () -> Void)
+        case purge(before: Int64, batch: Int, completion: @Sendable ([String]) -> Void)
+    }
+
+    struct Pending {
+        var items: [Work] = []
+        var records = 0
+        var writerWaiting = false
+        var closed = false
+    }
+
+    private let pending = Mutex(Pending())
+    private let wake = DispatchSemaphore(value: 0)
+    private let writerStopped = DispatchSemaphore(value: 0)
+    private let healthy = Atomic<Bool>(true)
+    private let transactions = Atomic<Int>(0)
+    private let writer: SQLiteWriter
+    private let reader: Mutex<SQLiteReader>
+    private let closeOnce = Mutex(false)
+
+    /// Opens (creating if needed) the store in `directory`.
+    /// - Throws: `StoreError.unusable(path:reason:)` naming the directory or the database file
+    ///   when it cannot be created, opened, written, or is not a TrackHub store of this version.
+    public init(directory: String, synchronous: Synchronous = .normal, maxPendingRecords: Int = SQLiteTripStore.defaultMaxPendingRecords) throws(StoreError) {
+        self.directory = directory
+        self.path = (directory as NSString).appendingPathComponent(Self.fileName)
+        self.maxPendingRecords = maxPendingRecords
+        try Self.prepareDirectory(directory)
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, readOnly: false)
+            try Self.setUp(connection, synchronous: synchronous)
+        } catch {
+            throw StoreError.unusable(path: path, reason: error.message)
+        }
+        do {
+            writer = try SQLiteWriter(connection: connection)
+            let readConnection = try SQLiteConnection(path: path, readOnly: true)
+            try readConnection.exec("PRAGMA busy_timeout=5000")
+            reader = Mutex(SQLiteReader(connection: readConnection))
+        } catch {
+            throw StoreError.unusable(path: path, reason: error.message)
+        }
+        let thread = Thread { [self] in writerLoop() }
+        thread.name = "trackhub-store-writer"
+        thread.start()
+    }
+
+    deinit { close() }
+
+    private static func prepareDirectory(_ directory: String) throws(StoreError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw .unusable(path: directory, reason: "is not a directory") }
+        } else {
+            // mkdir -p, with the system's reason when it fails.
+            var prefix = directory.hasPrefix("/") ? "/" : ""
+            for component in directory.split(separator: "/") {
+                prefix += component
+                if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                    throw .unusable(path: directory, reason: "cannot create the data directory: \(String(cString: strerror(errno)))")
+                }
+                prefix += "/"
+            }
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw .unusable(path: directory, reason: "the data directory is not writable: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Pragmas, schema (created or checked) and a write probe, so an unwritable file fails here.
+    private static func setUp(_ db: SQLiteConnection, synchronous: Synchronous) throws(SQLiteError) {
+        try db.exec("PRAGMA busy_timeout=5000")
+        let version = try db.scalarInt("PRAGMA user_version") ?? 0
+        let mode = try db.scalarText("PRAGMA journal_mode=WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "cannot switch to WAL mode (journal_mode is \(mode ?? "unknown"))")
+        }
+        try db.exec("PRAGMA synchronous=\(synchronous.rawValue); PRAGMA foreign_keys=OFF; PRAGMA cache_size=-16000")
+        switch version {
+        case 0:
+            let tables = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+            guard tables == 0 else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "not a TrackHub store (it has tables but no schema version)")
+            }
+            try db.exec(Self.schema)
+        case schemaVersion:
+            break
+        default:
+            throw SQLiteError(code: SQLITE_ERROR, message: "schema version \(version) is not supported by this trackhub (it reads version \(schemaVersion))")
+        }
+        try db.exec("BEGIN IMMEDIATE; INSERT OR REPLACE INTO meta(key, value) VALUES('opened_at', \(Int64(Date().timeIntervalSince1970 * 1000))); COMMIT")
+    }
+
+    static let schema = """
+    BEGIN IMMEDIATE;
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    -- One row per trip. `state` is the Trip's JSON without route and seen keys (SQLiteTripCodec);
+    -- `fix_mark` is the highest fixes.id the state had judged.
+    CREATE TABLE trips(
+        k INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        status TEXT,
+        created_at INTEGER,
+        ended_at INTEGER,
+        rider BLOB,
+        state BLOB,
+        route BLOB,
+        fix_mark INTEGER NOT NULL DEFAULT 0,
+        updated_at INTEGER
+    );
+    CREATE INDEX trips_ended ON trips(ended_at) WHERE ended_at IS NOT NULL;
+    -- Every fix as received, applied or not (`reason`), in judging order (`id`).
+    CREATE TABLE fixes(
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        trip INTEGER NOT NULL,
+        seq INTEGER,
+        ts INTEGER NOT NULL,
+        lat REAL NOT NULL,
+        lon REAL NOT NULL,
+        duration_ms REAL,
+        speed_mps REAL,
+        heading REAL,
+        accuracy_m REAL,
+        reason TEXT,
+        received_at INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX fixes_seq ON fixes(trip, seq) WHERE seq IS NOT NULL;
+    CREATE INDEX fixes_trail ON fixes(trip, ts, seq);
+    -- Each trip's events, numbered from 1, with their wire encoding as first sent.
+    CREATE TABLE events(trip INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(trip, n)) WITHOUT ROWID;
+    PRAGMA user_version = 1;
+    COMMIT;
+    """
+
+    // MARK: - TripStore
+
+    public var isHealthy: Bool { healthy.load(ordering: .relaxed) }
+
+    /// Committed transactions so far (group commit makes this far fewer than batches).
+    public var committedTransactions: Int { transactions.load(ordering: .relaxed) }
+
+    public func append(_ records: [StoreRecord], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        let accepted = pending.withLock { state -> Bool in
+            if state.closed { return false }
+            var failure: StoreError?
+            if state.records + records.count > maxPendingRecords {
+                failure = .unavailable("the store is \(state.records) records behind (limit \(maxPendingRecords))")
+            } else {
+                state.records += records.count
+            }
+            state.items.append(.batch(records, completion, preFailed: failure))
+            wakeWriter(&state)
+            return true
+        }
+        if !accepted { completion(.failure(.unavailable("the store is closed"))) }
+    }
+
+    public func purgeEnded(before: Int64, batch: Int, completion: @escaping @Sendable ([String]) -> Void) {
+        let accepted = pending.withLock { state -> Bool in
+            if state.closed { return false }
+            state.items.append(.purge(before: before, batch: max(1, batch), completion: completion))
+            wakeWriter(&state)
+            return true
+        }
+        if !accepted { completion([]) }
+    }
+
+    /// Runs `body` with the write connection on the writer thread, between transactions, and
+    /// waits for it (tests: e.g. `PRAGMA max_page_count`).
+    func withWriterConnection(_ body: @escaping @Sendable (SQLiteConnection) -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let writer = self.writer
+        let work = Work.control { body(writer.db); done.signal() }
+        let accepted = pending.withLock { state -> Bool in
+            if state.closed { return false }
+            state.items.append(work)
+            wakeWriter(&state)
+            return true
+        }
+        if accepted { done.wait() }
+    }
+
+    /// Holds the writer between transactions until the returned function is called (tests:
+    /// batches appended meanwhile all go into the next transaction).
+    func pauseWriter() -> @Sendable () -> Void {
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        pending.withLock { state in
+            state.items.append(.control {
+                entered.signal()
+                gate.wait()
+            })
+            wakeWriter(&state)
+        }
+        entered.wait()
+        return { gate.signal() }
+    }
+
+    private func wakeWriter(_ state: inout Pending) {
+        if state.writerWaiting {
+            state.writerWaiting = false
+            wake.signal()
+        }
+    }
+
+    public func close() {
+        let first = closeOnce.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        pending.withLock { state in
+            state.closed = true
+            wakeWriter(&state)
+        }
+        writerStopped.wait()
+    }
+
+    // MARK: - The writer thread
+
+    private func writerLoop() {
+        while true {
+            let taken = pending.withLock { state -> [Work]? in
+                if state.items.isEmpty {
+                    if writer.hasPurgeWork { return [] }
+                    if state.closed { return nil }
+                    state.writerWaiting = true
+                    return []
+                }
+                let items = state.items
+                state.items.removeAll(keepingCapacity: true)
+                return items
+            }
+            guard let items = taken else { break }
+            if items.isEmpty && !writer.hasPurgeWork {
+                wake.wait()
+                continue
+            }
+            process(items)
+            if writer.hasPurgeWork { writer.purgeStep() }
+        }
+        writer.finishPurge()
+        writer.close()
+        writerStopped.signal()
+    }
+
+    /// Writes consecutive batches in one transaction; control items run between transactions.
+    private func process(_ items: [Work]) {
+        var group: [(records: [StoreRecord], completion: Completion, preFailed: StoreError?)] = []
+        func flush() {
+            guard !group.isEmpty else { return }
+            let live = group.filter { $0.preFailed == nil }.map(\.records)
+            let result: Result<Void, StoreError>
+            if live.isEmpty {
+                result = .success(())
+            } else {
+                result = writer.commit(live)
+                switch result {
+                case .success:
+                    transactions.add(1, ordering: .relaxed)
+                    healthy.store(true, ordering: .relaxed)
+                case .failure:
+                    healthy.store(false, ordering: .relaxed)
+                }
+            }
+            let count = live.reduce(0) { $0 + $1.count }
+            pending.withLock { $0.records -= count }
+            for entry in group {
+                if let failure = entry.preFailed {
+                    entry.completion(.failure(failure))
+                } else {
+                    entry.completion(result)
+                }
+            }
+            group.removeAll()
+        }
+        for item in items {
+            switch item {
+            case .batch(let records, let completion, let preFailed):
+                group.append((records, completion, preFailed))
+            case .control(let body):
+                flush()
+                body()
+            case .purge(let before, let batch, let completion):
+                flush()
+                writer.startPurge(before: before, batch: batch, completion: completion)
+            }
+        }
+        flush()
+    }
+
+    // MARK: - Reads
+
+    private func read<T: Sendable>(_ body: (SQLiteReader) throws(SQLiteError) -> T) throws(StoreError) -> T {
+        do {
+            return try reader.withLock { (r: inout SQLiteReader) throws(SQLiteError) -> T in try body(r) }
+        } catch {
+            throw .unavailable("read failed: \(error)")
+        }
+    }
+
+    public func loadTrips() throws(StoreError) -> [StoredTrip] {
+        let rows = try read { r throws(SQLiteError) in try r.tripRows() }
+        var result: [StoredTrip] = []
+        result.reserveCapacity(rows.count)
+        for row in rows {
+            let fixes = try read { r throws(SQLiteError) in try r.fixesForLoad(tripKey: row.key) }
+            var seqs: [Int64] = []
+            var timestamps: [Int64] = []
+            var later: [FixInput] = []
+            for (id, fix) in fixes {
+                if id <= row.fixMark {
+                    if let seq = fix.seq { seqs.append(seq) }
+                    timestamps.append(fix.ts)
+                } else {
+                    later.append(fix)
+                }
+            }
+            var trip: Trip
+            do {
+                trip = try SQLiteTripCodec.decode(state: row.state, route: row.route, seenSeqs: seqs, seenTimestamps: timestamps)
+            } catch {
+                throw .unusable(path: path, reason: "trip \(row.id): the stored state cannot be read: \(error)")
+            }
+            // Fixes stored after the trip's last stored state were judged by the hub that stored
+            // them: judge them again so duplicates and ordering are checked against them.
+            for fix in later { _ = trip.judge(fix) }
+            result.append(StoredTrip(trip: trip, createdAt: row.createdAt, riderJSON: row.rider))
+        }
+        return result
+    }
+
+    public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
+        guard limit > 0 else { return [] }
+        return try read { r throws(SQLiteError) in try r.events(tripID: tripID, after: after, limit: limit) }
+    }
+
+    public func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix] {
+        guard limit > 0 else { return [] }
+        return try read { r throws(SQLiteError) in try r.trail(tripID: tripID, from: from, to: to, limit: limit) }
+    }
+
+    public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
+        guard count > 0 else { return [] }
+        return try read { r throws(SQLiteError) in try r.recent(tripID: tripID, count: count) }
+    }
+
+    public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {
+        try read { r throws(SQLiteError) in try r.hasFix(tripID: tripID, seq: seq, ts: ts) }
+    }
+}

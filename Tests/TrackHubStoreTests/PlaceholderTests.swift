@@ -1,4 +1,0 @@
-import Testing
-@testable import TrackHubStore
-
-@Test func moduleLoads() { #expect(Bool(true)) }
