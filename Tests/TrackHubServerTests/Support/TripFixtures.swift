@@ -88,6 +88,12 @@ extension TestHub {
         return nil
     }
 
+    /// A request with a body given as text (possibly not valid JSON), decoded like `httpJSON`.
+    func httpText(_ method: String, _ path: String, _ text: String) throws -> (status: Int, json: [String: Any]) {
+        let (status, data) = try http(method, path, body: Data(text.utf8), headers: text.isEmpty ? [:] : ["Content-Type": "application/json"])
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
     /// The error body of an HTTP answer: (code, message).
     static func errorOf(_ json: [String: Any]) -> (code: String?, message: String) {
         let error = json["error"] as? [String: Any]
