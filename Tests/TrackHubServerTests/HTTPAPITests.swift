@@ -314,11 +314,25 @@ import Testing
         try viewer.sendFix(courier.fix(alongM: 320, durationMs: 300), id: 3)
         try viewer.next(type: "event") { $0.name == "waypoint_reached" }
         let (released, trip) = try hub.httpJSON("POST", "/v1/trips/wait-here/proceed")
-        #expect(released == 200)
+        #expect(released == 200, "\(trip)")
         #expect(trip["status"] as? String == "moving")
         #expect(trip.int("leg") == 1)
         try viewer.next(type: "event") { $0.name == "waypoint_resumed" }
         #expect(try hub.httpJSON("POST", "/v1/trips/wait-here/proceed").status == 409)
+    }
+
+    /// Regression: lws reported the completion of an empty body after the request had been
+    /// dispatched already, so a bodiless POST ran twice (a `proceed` released the hold, then
+    /// answered 409 "moving" to the same request).
+    @Test func aPostWithoutABodyIsCarriedOutOnce() throws {
+        let hub = try TestHub()
+        defer { hub.stop() }
+        try hub.createLisbonTrip("once")
+        #expect(try hub.http("POST", "/v1/trips/once/proceed").status == 409)
+        let (_, body) = try hub.http("GET", "/metrics")
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text.contains(#"trackhub_errors_out_total{code="conflict"} 1"#), "one request, one answer")
+        #expect(text.contains("\ntrackhub_http_requests_total 3\n"), "create, proceed, metrics")
     }
 
     // MARK: DELETE /v1/trips/{id}
