@@ -328,7 +328,7 @@ final class LWSServerHost: @unchecked Sendable {
 
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             guard let id = connectionID(user), let state = http[id] else { return -1 }
-            dispatchHTTP(id: id, state: state)
+            if !state.dispatched { dispatchHTTP(id: id, state: state) }  // srvtests fix: once per request
             return 0
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
@@ -357,6 +357,9 @@ final class LWSServerHost: @unchecked Sendable {
         var response: HTTPResponse?
         var headersSent = false
         var bodyOffset = 0
+        /// Handed to the delegate already (srvtests fix: lws still reports BODY_COMPLETION for a
+        /// POST/PUT dispatched without a body, which ran e.g. a `proceed` twice).
+        var dispatched = false
     }
 
     private func beginHTTP(wsi: OpaquePointer, user: UnsafeMutableRawPointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
@@ -401,6 +404,7 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     private func dispatchHTTP(id: ConnectionID, state: HTTPExchangeState) {
+        http[id]?.dispatched = true  // srvtests fix: see `HTTPExchangeState.dispatched`
         if state.tooLarge {
             let body = Array(#"{"error":{"code":"too_large","message":"body is over the limit of \#(options.maxBodyBytes) bytes"}}"#.utf8)
             respond(id, HTTPResponse(status: 413, body: body))
@@ -410,6 +414,7 @@ final class LWSServerHost: @unchecked Sendable {
         request.body = state.body
         var stored = state
         stored.body = []
+        stored.dispatched = true
         http[id] = stored
         delegate?.httpRequest(request)
     }
