@@ -13,6 +13,7 @@ static inline uint64_t trackhub_opt_libev(void) { return (uint64_t)LWS_SERVER_OP
 static inline uint64_t trackhub_opt_validate_utf8(void) { return (uint64_t)LWS_SERVER_OPTION_VALIDATE_UTF8; }
 static inline uint64_t trackhub_opt_explicit_vhosts(void) { return (uint64_t)LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
 static inline uint64_t trackhub_opt_do_ssl_global_init(void) { return (uint64_t)LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
+static inline uint64_t trackhub_opt_disable_ipv6(void) { return (uint64_t)LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t trackhub_opt_allow_listen_share(void) { return (uint64_t)LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE; }
 static inline uint64_t trackhub_opt_disable_os_ca_certs(void) { return (uint64_t)LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
 

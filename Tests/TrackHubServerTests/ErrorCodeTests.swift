@@ -161,11 +161,9 @@ import Testing
         #expect(try connection.request(failed, id: 2)["code"] as? String == "unavailable")
         hub.store.setFailing(false)
         let retried = try connection.sendFix(failed, id: 3)
-        withKnownIssue("Hub+Fixes judges (and remembers) a fix before it is stored: the resend is taken for a duplicate and never stored") {
-            #expect(retried["applied"] as? Bool == true, "\(retried)")
-            let (_, trail) = try hub.httpJSON("GET", "/v1/trips/resent/trail")
-            #expect(((trail["properties"] as? [String: Any])?["ts"] as? [Any])?.count == 2)
-        }
+        #expect(retried["applied"] as? Bool == true, "\(retried)")
+        let (_, trail) = try hub.httpJSON("GET", "/v1/trips/resent/trail")
+        #expect(((trail["properties"] as? [String: Any])?["ts"] as? [Any])?.count == 2)
     }
 
     /// PROTOCOL 7: a command that cannot be stored gets `unavailable` and changes nothing.
@@ -188,10 +186,8 @@ import Testing
         // The event is queued before the HTTP answer; the pong comes after it.
         #expect(try viewer.request(["op": "ping"], id: 2).type == "pong")
         let events = viewer.drain().filter { $0.type == "event" }
-        withKnownIssue("Hub+Commands ends the trip in memory before the end is stored; on failure it stays ended, and no `ended` event is ever sent") {
-            #expect(trip["status"] as? String == "pending")
-            #expect(events.map(\.name) == ["ended"])
-        }
+        #expect(trip["status"] as? String == "pending")
+        #expect(events.map(\.name) == ["ended"])
     }
 
     @Test func errorsAreCountedByCodeInMetrics() throws {

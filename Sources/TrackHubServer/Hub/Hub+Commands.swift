@@ -58,6 +58,7 @@ extension Hub {
             answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist"))
             return
         }
+        let before = entry.trip
         let events: [TripEvent]
         do {
             events = try entry.trip.proceed(now: now)
@@ -69,6 +70,7 @@ extension Hub {
         storeStateAndSend(events, trip: id) { [self] result in
             switch result {
             case .failure(let error):
+                undoUnstoredCommand(trip: id, before: before, events: events)
                 answerFailure(reply, ProtocolError(.unavailable, "proceed not stored: \(error)"))
             case .success:
                 switch reply {
@@ -90,6 +92,7 @@ extension Hub {
             respondError(connection, ProtocolError(.conflict, "route: trip \(id) is \(entry.trip.status.rawValue)"))
             return
         }
+        let before = entry.trip
         let events: [TripEvent]
         do {
             events = try entry.trip.reroute(route: route, waypoints: waypoints, destination: destination, now: now)
@@ -103,6 +106,7 @@ extension Hub {
         storeStateAndSend(events, trip: id) { [self] result in
             switch result {
             case .failure(let error):
+                undoUnstoredCommand(trip: id, before: before, events: events)
                 respondError(connection, ProtocolError(.unavailable, "route not stored: \(error)"))
             case .success:
                 respondTrip(connection, id: id, status: 200)
@@ -116,6 +120,8 @@ extension Hub {
             if let connection { respondError(connection, ProtocolError(.notFound, "trip \(id) does not exist")) }
             return
         }
+        let before = entry.trip
+        let wasAnimating = animating.contains(id)
         let events = entry.trip.end(now: now)
         if events.isEmpty {
             if let connection { respondTrip(connection, id: id, status: 200) }
@@ -125,6 +131,11 @@ extension Hub {
         trips[id] = entry
         animating.remove(id)
         storeStateAndSend(events, trip: id) { [self] result in
+            if case .failure = result {
+                undoUnstoredCommand(trip: id, before: before, events: events)
+                trips[id]?.endedAt = nil
+                if wasAnimating { animating.insert(id) }
+            }
             guard let connection else { return }
             switch result {
             case .failure(let error):
@@ -132,6 +143,19 @@ extension Hub {
             case .success:
                 respondTrip(connection, id: id, status: 200)
             }
+        }
+    }
+
+    /// PROTOCOL 7: a command that could not be stored changes nothing. The trip goes back to
+    /// its state before the command, unless something else has happened to it since (then
+    /// the later change stands; it was judged on top of this one). What fixes were judged
+    /// meanwhile is kept.
+    func undoUnstoredCommand(trip id: String, before: Trip, events: [TripEvent]) {
+        mutateTrip(id) { entry in
+            guard entry.trip.lastEventNumber == (events.last?.n ?? before.lastEventNumber) else { return }
+            let judged = entry.trip.judgeMemory
+            entry.trip = before
+            entry.trip.judgeMemory = judged
         }
     }
 
