@@ -359,8 +359,6 @@ class WebClientTest(unittest.TestCase):
         self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip view of that rider")
 
     def test_connection_indicator_across_hub_restart(self):
-        if not self.hub.is_fake and os.environ.get("TRACKHUB_HAS_STORE") != "1":
-            self.skipTest("the real hub keeps trips across restarts once the SQLite store lands (issue 4)")
         trip = unique("restart")
         self.hub.create_trip(trip, route=ROUTE, rider={"id": "r", "name": "Rui"})
         courier = self.courier()
