@@ -1,17 +1,19 @@
 import Foundation
 import TrackHubCore
 
-/// `trackhub-bench fleet <csv> [--bbox west,south,east,north] [--zoom z] [--builds k]`:
+/// `trackhub-bench fleet <csv> [--bbox west,south,east,north] [--zoom z] [--builds k] [--sequential]`:
 /// builds the fleet clustering index over the riders of `<csv>` (header, then
 /// `id,lat,lon` rows), and prints one JSON line: the median build time over `k`
 /// builds, the time of a viewport query (`--bbox` at `--zoom`, default the box around
 /// the first rider ±0.1° at zoom 12) and of a world query at zoom 3, their item
 /// counts, and the growth of the resident set while one index is kept.
+/// `--sequential` builds on one thread only.
 func runFleetBench(arguments: [String]) {
     var path: String?
     var bbox: [Double]?
     var zoom = 12
     var builds = 0
+    var parallel = true
     var i = 0
     while i < arguments.count {
         let a = arguments[i]
@@ -22,6 +24,8 @@ func runFleetBench(arguments: [String]) {
         case "--zoom" where i + 1 < arguments.count:
             zoom = Int(arguments[i + 1]) ?? zoom
             i += 1
+        case "--sequential":
+            parallel = false
         case "--builds" where i + 1 < arguments.count:
             builds = Int(arguments[i + 1]) ?? builds
             i += 1
@@ -31,7 +35,7 @@ func runFleetBench(arguments: [String]) {
         i += 1
     }
     guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-        FileHandle.standardError.write(Data("usage: trackhub-bench fleet <csv> [--bbox w,s,e,n] [--zoom z] [--builds k]\n".utf8))
+        FileHandle.standardError.write(Data("usage: trackhub-bench fleet <csv> [--bbox w,s,e,n] [--zoom z] [--builds k] [--sequential]\n".utf8))
         exit(2)
     }
     var members: [FleetMember] = []
@@ -57,13 +61,13 @@ func runFleetBench(arguments: [String]) {
 
     // Memory: the resident set grows by about the size of one index kept alive.
     let rssBefore = fleetBenchRSSBytes()
-    var kept: FleetIndex? = FleetIndex.build(members: members)
+    var kept: FleetIndex? = FleetIndex.build(members: members, parallel: parallel)
     let rssAfter = fleetBenchRSSBytes()
 
     var times: [Double] = []
     for _ in 0..<builds {
         let start = clock.now
-        let index = FleetIndex.build(members: members)
+        let index = FleetIndex.build(members: members, parallel: parallel)
         times.append(seconds(clock.now - start))
         precondition(index.total == members.count)
     }
@@ -88,6 +92,7 @@ func runFleetBench(arguments: [String]) {
         "\"impl\":\"trackhub-swift\"",
         "\"points\":\(members.count)",
         "\"builds\":\(builds)",
+        "\"parallel\":\(parallel)",
         "\"build_ms_median\":\(times[times.count / 2] * 1000)",
         "\"build_ms_min\":\((times.first ?? 0) * 1000)",
         "\"city_query_ms\":\(city.ms)",
