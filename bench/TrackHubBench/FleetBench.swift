@@ -4,7 +4,7 @@ import TrackHubCore
 /// `trackhub-bench fleet <csv> [--bbox west,south,east,north] [--zoom z] [--builds k] [--sequential]`:
 /// builds the fleet clustering index over the riders of `<csv>` (header, then
 /// `id,lat,lon` rows), and prints one JSON line: the median build time over `k`
-/// builds, the time of a viewport query (`--bbox` at `--zoom`, default the box around
+/// builds (wall clock, and CPU time of all threads), the time of a viewport query (`--bbox` at `--zoom`, default the box around
 /// the first rider ±0.1° at zoom 12) and of a world query at zoom 3, their item
 /// counts, and the growth of the resident set while one index is kept.
 /// `--sequential` builds on one thread only.
@@ -65,13 +65,17 @@ func runFleetBench(arguments: [String]) {
     let rssAfter = fleetBenchRSSBytes()
 
     var times: [Double] = []
+    var cpuTimes: [Double] = []
     for _ in 0..<builds {
+        let cpu = fleetBenchCPUSeconds()
         let start = clock.now
         let index = FleetIndex.build(members: members, parallel: parallel)
         times.append(seconds(clock.now - start))
+        cpuTimes.append(fleetBenchCPUSeconds() - cpu)
         precondition(index.total == members.count)
     }
     times.sort()
+    cpuTimes.sort()
     guard let index = kept else { return }
 
     func timeQuery(_ b: [Double], _ z: Int) -> (ms: Double, items: Int) {
@@ -95,6 +99,7 @@ func runFleetBench(arguments: [String]) {
         "\"parallel\":\(parallel)",
         "\"build_ms_median\":\(times[times.count / 2] * 1000)",
         "\"build_ms_min\":\((times.first ?? 0) * 1000)",
+        "\"build_cpu_ms_median\":\(cpuTimes[cpuTimes.count / 2] * 1000)",
         "\"city_query_ms\":\(city.ms)",
         "\"city_items\":\(city.items)",
         "\"city_zoom\":\(zoom)",
@@ -103,6 +108,13 @@ func runFleetBench(arguments: [String]) {
         "\"rss_delta_mb\":\(Double(rssAfter - rssBefore) / 1_048_576)",
     ]
     print("{" + fields.joined(separator: ",") + "}")
+}
+
+/// CPU time used so far by all threads of this process, in seconds.
+private func fleetBenchCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 /// The resident set size of this process in bytes (Linux `/proc/self/statm`), or 0.

@@ -21,8 +21,9 @@ extension FleetIndex {
         return out
     }
 
-    /// The trip ids of the riders an item of `clusters` stands for, or `nil` when the
-    /// item is not one of this index's. Cost: O(log n + count).
+    /// The trip ids of the riders an item of `clusters` stands for (a single rider's
+    /// item: its own id), or `nil` when the cluster is not one of this index's.
+    /// Cost: O(log n + count).
     public func memberIDs(of item: FleetItem) -> [String]? {
         guard item.count > 1 else { return item.count == 1 ? [item.id] : nil }
         guard let key = FleetClusterID.parse(item.id), let expansion = item.expansionZoom,

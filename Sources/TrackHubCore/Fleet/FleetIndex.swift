@@ -5,8 +5,14 @@
 /// zoom from `maxZoom` down to `minZoom` walks the items of the level above in order and
 /// merges each unvisited item with the unvisited items within `radius / (extent · 2^z)`
 /// of it (found with a KD-tree of that level) into a cluster at their weighted centre.
-/// Riders are walked in a canonical order (by the hash of their trip id), so the
-/// clustering, and with it every id, does not depend on the order of the input.
+/// Riders are walked in a canonical order (by ~38 m mercator cell along a Z-order
+/// curve, then by the hash of their trip id), so the clustering, and with it every
+/// id, does not depend on the order of the input, and the walk stays in cache.
+///
+/// A cluster formed at zoom `z` is an item at `z` and below (until it is merged);
+/// its `expansionZoom` is `z + 1` (at most `maxZoom + 1`), where its two or more
+/// children are items. Its id is `#` and the hex of the wrapping sum of its members'
+/// 64-bit FNV-1a hashes, so it depends on the member set only.
 ///
 /// Storage is struct-of-arrays: one row per node (riders first, then the clusters in
 /// the order they were formed) and one KD-tree of node numbers per zoom level.
