@@ -27,12 +27,12 @@ extension FleetIndex {
         let (leafStart, leafOrder) = builder.leafRanges()
         return FleetIndex(
             options: options, members: members,
-            nodeX: builder.x.array(builder.nodes), nodeY: builder.y.array(builder.nodes),
-            nodeWest: builder.west.array(builder.nodes), nodeSouth: builder.south.array(builder.nodes),
-            nodeEast: builder.east.array(builder.nodes), nodeNorth: builder.north.array(builder.nodes),
-            nodeCount: builder.count.array(builder.nodes), nodeKey: builder.key.array(builder.nodes),
-            nodeZoom: builder.zoom.array(builder.nodes),
-            nodeLeafStart: leafStart, leafOrder: leafOrder,
+            clusterX: builder.x.rows(n, builder.nodes), clusterY: builder.y.rows(n, builder.nodes),
+            clusterWest: builder.west.rows(n, builder.nodes), clusterSouth: builder.south.rows(n, builder.nodes),
+            clusterEast: builder.east.rows(n, builder.nodes), clusterNorth: builder.north.rows(n, builder.nodes),
+            clusterCount: builder.count.rows(n, builder.nodes), clusterKey: builder.key.rows(n, builder.nodes),
+            clusterZoom: builder.zoom.rows(n, builder.nodes),
+            clusterLeafStart: ContiguousArray(leafStart[n...]), leafOrder: leafOrder,
             trees: builder.trees, margins: builder.margins
         )
     }
@@ -469,8 +469,8 @@ extension FleetIndex {
 }
 
 extension UnsafeMutablePointer {
-    /// A copy of the first `count` elements.
-    fileprivate func array(_ count: Int) -> ContiguousArray<Pointee> {
-        ContiguousArray(UnsafeBufferPointer(start: self, count: count))
+    /// A copy of the elements from `start` up to `end`.
+    fileprivate func rows(_ start: Int, _ end: Int) -> ContiguousArray<Pointee> {
+        ContiguousArray(UnsafeBufferPointer(start: self + start, count: end - start))
     }
 }
