@@ -12,6 +12,16 @@ import Testing
         }
     }
 
+    @Test func largerMinPointsStillCountsEveryRiderOnce() {
+        let members = makeFleet(seed: 12, size: 1_200, shape: .cities)
+        let index = FleetIndex.build(members: members, options: FleetClusterOptions(minPoints: 4))
+        for zoom in 0...17 {
+            let items = checkViewport(index, members, fleetWorld, zoom: zoom)
+            #expect(items.reduce(0) { $0 + $1.item.count } == members.count)
+            #expect(items.allSatisfy { $0.item.count == 1 || $0.item.count >= 4 })
+        }
+    }
+
     @Test func emptyFleetAnswersNothing() {
         let index = FleetIndex.build(members: [])
         #expect(index.total == 0)

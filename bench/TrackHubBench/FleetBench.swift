@@ -1,17 +1,19 @@
 import Foundation
 import TrackHubCore
 
-/// `trackhub-bench fleet <csv> [--bbox west,south,east,north] [--zoom z] [--builds k]`:
+/// `trackhub-bench fleet <csv> [--bbox west,south,east,north] [--zoom z] [--builds k] [--sequential]`:
 /// builds the fleet clustering index over the riders of `<csv>` (header, then
 /// `id,lat,lon` rows), and prints one JSON line: the median build time over `k`
-/// builds, the time of a viewport query (`--bbox` at `--zoom`, default the box around
+/// builds (wall clock, and CPU time of all threads), the time of a viewport query (`--bbox` at `--zoom`, default the box around
 /// the first rider ±0.1° at zoom 12) and of a world query at zoom 3, their item
 /// counts, and the growth of the resident set while one index is kept.
+/// `--sequential` builds on one thread only.
 func runFleetBench(arguments: [String]) {
     var path: String?
     var bbox: [Double]?
     var zoom = 12
     var builds = 0
+    var parallel = true
     var i = 0
     while i < arguments.count {
         let a = arguments[i]
@@ -22,6 +24,8 @@ func runFleetBench(arguments: [String]) {
         case "--zoom" where i + 1 < arguments.count:
             zoom = Int(arguments[i + 1]) ?? zoom
             i += 1
+        case "--sequential":
+            parallel = false
         case "--builds" where i + 1 < arguments.count:
             builds = Int(arguments[i + 1]) ?? builds
             i += 1
@@ -31,7 +35,7 @@ func runFleetBench(arguments: [String]) {
         i += 1
     }
     guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-        FileHandle.standardError.write(Data("usage: trackhub-bench fleet <csv> [--bbox w,s,e,n] [--zoom z] [--builds k]\n".utf8))
+        FileHandle.standardError.write(Data("usage: trackhub-bench fleet <csv> [--bbox w,s,e,n] [--zoom z] [--builds k] [--sequential]\n".utf8))
         exit(2)
     }
     var members: [FleetMember] = []
@@ -57,17 +61,21 @@ func runFleetBench(arguments: [String]) {
 
     // Memory: the resident set grows by about the size of one index kept alive.
     let rssBefore = fleetBenchRSSBytes()
-    var kept: FleetIndex? = FleetIndex.build(members: members)
+    var kept: FleetIndex? = FleetIndex.build(members: members, parallel: parallel)
     let rssAfter = fleetBenchRSSBytes()
 
     var times: [Double] = []
+    var cpuTimes: [Double] = []
     for _ in 0..<builds {
+        let cpu = fleetBenchCPUSeconds()
         let start = clock.now
-        let index = FleetIndex.build(members: members)
+        let index = FleetIndex.build(members: members, parallel: parallel)
         times.append(seconds(clock.now - start))
+        cpuTimes.append(fleetBenchCPUSeconds() - cpu)
         precondition(index.total == members.count)
     }
     times.sort()
+    cpuTimes.sort()
     guard let index = kept else { return }
 
     func timeQuery(_ b: [Double], _ z: Int) -> (ms: Double, items: Int) {
@@ -88,8 +96,10 @@ func runFleetBench(arguments: [String]) {
         "\"impl\":\"trackhub-swift\"",
         "\"points\":\(members.count)",
         "\"builds\":\(builds)",
+        "\"parallel\":\(parallel)",
         "\"build_ms_median\":\(times[times.count / 2] * 1000)",
         "\"build_ms_min\":\((times.first ?? 0) * 1000)",
+        "\"build_cpu_ms_median\":\(cpuTimes[cpuTimes.count / 2] * 1000)",
         "\"city_query_ms\":\(city.ms)",
         "\"city_items\":\(city.items)",
         "\"city_zoom\":\(zoom)",
@@ -98,6 +108,13 @@ func runFleetBench(arguments: [String]) {
         "\"rss_delta_mb\":\(Double(rssAfter - rssBefore) / 1_048_576)",
     ]
     print("{" + fields.joined(separator: ",") + "}")
+}
+
+/// CPU time used so far by all threads of this process, in seconds.
+private func fleetBenchCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 /// The resident set size of this process in bytes (Linux `/proc/self/statm`), or 0.

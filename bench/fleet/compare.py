@@ -10,8 +10,10 @@ them to a temporary CSV (id,lat,lon), then for each fleet size:
 * TrackHub: `trackhub-bench fleet <csv> --bbox ... --zoom 12` (release build), which
   prints the same measurements as one JSON line.
 
-Prints a table of both and the ratios (TrackHub / pysupercluster; below 1 is faster
-or smaller for TrackHub).
+Prints a table of both (TrackHub with its default second thread, and with
+`--sequential`) and the ratios (TrackHub / pysupercluster; below 1 is faster or
+smaller for TrackHub). Build times: median and min wall clock, and CPU time of all
+threads (steadier on a shared machine).
 
 Usage: python3 bench/fleet/compare.py [--sizes 10000,100000,1000000] [--seed 7]
        [--no-build] [--bench PATH]
@@ -85,17 +87,22 @@ def bench_pysupercluster(psc, lat, lon, bbox, zoom, builds):
     pts = np.ascontiguousarray(np.column_stack([lon, lat]), dtype=np.float64)
     def build():
         return psc.SuperCluster(pts, min_zoom=0, max_zoom=16, radius=40, extent=512)
+
+    def cpu():
+        return time.process_time()
     gc.collect()
     before = rss_bytes()
     kept = build()
     rss_delta = rss_bytes() - before
-    times = []
+    times, cpu_times = [], []
     for _ in range(builds):
-        t = time.perf_counter()
+        c, t = cpu(), time.perf_counter()
         idx = build()
         times.append(time.perf_counter() - t)
+        cpu_times.append(cpu() - c)
         del idx
     times.sort()
+    cpu_times.sort()
 
     def time_query(w, s, e, n, z):
         reps, items, start = 0, 0, time.perf_counter()
@@ -111,14 +118,17 @@ def bench_pysupercluster(psc, lat, lon, bbox, zoom, builds):
     return {
         "impl": "pysupercluster", "points": len(lat), "builds": builds,
         "build_ms_median": times[len(times) // 2] * 1000, "build_ms_min": times[0] * 1000,
+        "build_cpu_ms_median": cpu_times[len(cpu_times) // 2] * 1000,
         "city_query_ms": city_ms, "city_items": city_items,
         "world_z3_query_ms": world_ms, "world_z3_items": world_items,
         "rss_delta_mb": rss_delta / 1048576,
     }
 
 
-def bench_trackhub(bench, csv, bbox, zoom, builds):
+def bench_trackhub(bench, csv, bbox, zoom, builds, sequential=False):
     cmd = [bench, "fleet", csv, "--bbox", ",".join(repr(v) for v in bbox), "--zoom", str(zoom), "--builds", str(builds)]
+    if sequential:
+        cmd.append("--sequential")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()
     for line in reversed(out):
         if line.startswith("{"):
@@ -152,24 +162,31 @@ def main():
             builds = 3 if n >= 500000 else 7
             py = bench_pysupercluster(psc, lat, lon, bbox, zoom, builds)
             th = bench_trackhub(args.bench, csv, bbox, zoom, builds)
-            rows.append((n, py, th))
-            print(json.dumps(py), file=sys.stderr)
-            print(json.dumps(th), file=sys.stderr)
+            th1 = bench_trackhub(args.bench, csv, bbox, zoom, builds, sequential=True)
+            rows.append((n, py, th, th1))
+            for r in (py, th, th1):
+                print(json.dumps(r), file=sys.stderr)
 
     metrics = [("build ms (median)", "build_ms_median", "{:.1f}"),
+               ("build ms (min)", "build_ms_min", "{:.1f}"),
+               ("build CPU ms", "build_cpu_ms_median", "{:.1f}"),
                ("city query ms (z12)", "city_query_ms", "{:.4f}"),
                ("city items", "city_items", "{:d}"),
                ("world query ms (z3)", "world_z3_query_ms", "{:.4f}"),
                ("world items", "world_z3_items", "{:d}"),
                ("RSS delta MB", "rss_delta_mb", "{:.1f}")]
-    print(f"{'riders':>9} | {'metric':<20} | {'pysupercluster':>14} | {'trackhub':>10} | {'ratio':>6}")
-    print("-" * 72)
-    for n, py, th in rows:
+    print(f"{'riders':>9} | {'metric':<20} | {'pysupercluster':>14} | {'trackhub 2thr':>13} | {'ratio':>6}"
+          f" | {'trackhub 1thr':>13} | {'ratio':>6}")
+    line = "-" * 100
+    print(line)
+    for n, py, th, th1 in rows:
         for label, key, fmt in metrics:
-            a, b = py[key], th[key]
-            ratio = f"{b / a:.2f}" if a else "-"
-            print(f"{n:>9} | {label:<20} | {fmt.format(a):>14} | {fmt.format(b):>10} | {ratio:>6}")
-        print("-" * 72)
+            a, b, c = py[key], th[key], th1[key]
+            r2 = f"{b / a:.2f}" if a else "-"
+            r1 = f"{c / a:.2f}" if a else "-"
+            print(f"{n:>9} | {label:<20} | {fmt.format(a):>14} | {fmt.format(b):>13} | {r2:>6}"
+                  f" | {fmt.format(c):>13} | {r1:>6}")
+        print(line)
     print("city bbox", bbox, "zoom", zoom, "| pysupercluster returns clusters whose centre is in the box; "
           "TrackHub those whose bounds intersect it (PROTOCOL 8), so its counts can be higher.")
 

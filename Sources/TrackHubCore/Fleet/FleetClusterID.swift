@@ -22,15 +22,16 @@ enum FleetClusterID {
 
     /// The wire id of a cluster with the given key: `#` and 16 lowercase hex digits.
     static func render(_ key: UInt64) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8](repeating: 0, count: 17)
-        bytes[0] = UInt8(ascii: "#")
-        var v = key
-        for i in stride(from: 16, through: 1, by: -1) {
-            bytes[i] = digits[Int(v & 0xf)]
-            v >>= 4
+        String(unsafeUninitializedCapacity: 17) { bytes in
+            bytes[0] = UInt8(ascii: "#")
+            var v = key
+            for i in stride(from: 16, through: 1, by: -1) {
+                let d = UInt8(truncatingIfNeeded: v & 0xf)
+                bytes[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
+                v >>= 4
+            }
+            return 17
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The key of a rendered cluster id, or `nil` when `id` is not one.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 extension FleetIndex {
@@ -8,34 +9,45 @@ extension FleetIndex {
     /// does not depend on the order of `members`: riders are walked in a canonical
     /// order, by ~38 m mercator cells along a Z-order curve (so that the greedy walk
     /// stays in cache), then by the hash of their trip id.
+    /// With `parallel` (the default), large levels use a second thread for their
+    /// neighbour queries and KD-tree sorts; the result is the same either way.
     /// Cost: O(n log n) time, O(n) memory.
     public static func build(
-        members input: [FleetMember], options: FleetClusterOptions = .standard
+        members input: [FleetMember], options: FleetClusterOptions = .standard, parallel: Bool = true
     ) -> FleetIndex {
-        let members = canonicalOrder(input)
+        let canonical = canonicalOrder(input)
+        let members = canonical.members
         let n = members.count
-        var builder = Builder(options: options, riders: n)
+        var builder = Builder(options: options, riders: n, parallel: parallel)
         defer { builder.deallocate() }
-        for (k, member) in members.enumerated() {
-            builder.addRider(member.position, key: FleetClusterID.memberHash(member.id), node: k)
+        for k in 0..<n {
+            builder.addRider(members[k].position, x: canonical.x[k], y: canonical.y[k], key: canonical.hash[k], node: k)
         }
         builder.clusterAllLevels()
         let (leafStart, leafOrder) = builder.leafRanges()
         return FleetIndex(
             options: options, members: members,
-            nodeX: builder.x.array(builder.nodes), nodeY: builder.y.array(builder.nodes),
-            nodeWest: builder.west.array(builder.nodes), nodeSouth: builder.south.array(builder.nodes),
-            nodeEast: builder.east.array(builder.nodes), nodeNorth: builder.north.array(builder.nodes),
-            nodeCount: builder.count.array(builder.nodes), nodeKey: builder.key.array(builder.nodes),
-            nodeZoom: builder.zoom.array(builder.nodes),
-            nodeLeafStart: leafStart, leafOrder: leafOrder,
+            clusterX: builder.x.rows(n, builder.nodes), clusterY: builder.y.rows(n, builder.nodes),
+            clusterWest: builder.west.rows(n, builder.nodes), clusterSouth: builder.south.rows(n, builder.nodes),
+            clusterEast: builder.east.rows(n, builder.nodes), clusterNorth: builder.north.rows(n, builder.nodes),
+            clusterCount: builder.count.rows(n, builder.nodes), clusterKey: builder.key.rows(n, builder.nodes),
+            clusterZoom: builder.zoom.rows(n, builder.nodes),
+            clusterLeafStart: ContiguousArray(leafStart[n...]), leafOrder: leafOrder,
             trees: builder.trees, margins: builder.margins
         )
     }
 
     /// The valid members in canonical order: by Z-order of their 2^20 × 2^20 mercator
     /// cell, then by member hash, then by id bytes, then by input position.
-    static func canonicalOrder(_ input: [FleetMember]) -> ContiguousArray<FleetMember> {
+    /// Also returns, in that order, their mercator coordinates and member hashes.
+    static func canonicalOrder(_ input: [FleetMember]) -> (
+        members: ContiguousArray<FleetMember>, x: ContiguousArray<Double>, y: ContiguousArray<Double>,
+        hash: ContiguousArray<UInt64>
+    ) {
+        var px = ContiguousArray<Double>()
+        var py = ContiguousArray<Double>()
+        px.reserveCapacity(input.count)
+        py.reserveCapacity(input.count)
         var sortKey = ContiguousArray<UInt64>()
         var hash = ContiguousArray<UInt64>()
         var index = ContiguousArray<Int32>()
@@ -44,8 +56,11 @@ extension FleetIndex {
         index.reserveCapacity(input.count)
         for (i, member) in input.enumerated() where member.position.isValid {
             let p = member.position
-            let cx = UInt64(min(max(FleetMercator.x(lon: p.lon), 0), 0x1p20 - 1) * 0x1p20)
-            let cy = UInt64(min(max(FleetMercator.y(lat: p.lat), 0), 0x1p20 - 1) * 0x1p20)
+            let mx = FleetMercator.x(lon: p.lon), my = FleetMercator.y(lat: p.lat)
+            px.append(mx)
+            py.append(my)
+            let cx = UInt64(min(max(mx, 0), 1 - 0x1p-30) * 0x1p20)
+            let cy = UInt64(min(max(my, 0), 1 - 0x1p-30) * 0x1p20)
             let key = FleetClusterID.memberHash(member.id)
             sortKey.append(zOrder(cx, cy) << 24 | key >> 40)
             hash.append(key)
@@ -91,9 +106,21 @@ extension FleetIndex {
             runStart = runEnd
         }
         var members = ContiguousArray<FleetMember>()
+        var xs = ContiguousArray<Double>()
+        var ys = ContiguousArray<Double>()
+        var hashes = ContiguousArray<UInt64>()
         members.reserveCapacity(n)
-        for o in order { members.append(input[Int(index[Int(o)])]) }
-        return members
+        xs.reserveCapacity(n)
+        ys.reserveCapacity(n)
+        hashes.reserveCapacity(n)
+        for o in order {
+            let k = Int(o)
+            members.append(input[Int(index[k])])
+            xs.append(px[k])
+            ys.append(py[k])
+            hashes.append(hash[k])
+        }
+        return (members, xs, ys, hashes)
     }
 
     /// Interleaves the low 20 bits of `x` (even bits) and `y` (odd bits).
@@ -110,6 +137,73 @@ extension FleetIndex {
         return spread(x) | spread(y) << 1
     }
 
+    /// A level with at least this many items finds neighbours on several threads.
+    static var parallelLevelSize: Int { 16_384 }
+
+    /// The neighbour lists of a level's items, found ahead of the greedy walk: the
+    /// items are cut into `chunks` runs, each filled by one thread into its own
+    /// growable buffer. Raw storage, freed by `deallocate`.
+    private final class NeighbourLists: @unchecked Sendable {
+        // @unchecked: `fill(chunk:)` for different chunks touches disjoint storage
+        // (its own buffer and its own items' ranges), and the lists are read only
+        // after every fill has returned (`concurrentPerform` waits for them).
+        let items: Int
+        let chunks: Int
+        let chunkSize: Int
+        /// Per item: its chunk buffer's start and end of its list.
+        let start: UnsafeMutablePointer<Int32>
+        let end: UnsafeMutablePointer<Int32>
+        /// Per chunk: its buffer, capacity and count.
+        let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Int32>?>
+
+        init(items: Int, chunks: Int) {
+            self.items = items
+            self.chunks = chunks
+            chunkSize = chunks > 0 ? (items + chunks - 1) / chunks : 0
+            start = .allocate(capacity: chunks > 0 ? items : 0)
+            end = .allocate(capacity: chunks > 0 ? items : 0)
+            buffers = .allocate(capacity: chunks)
+            buffers.initialize(repeating: nil, count: chunks)
+        }
+
+        /// Fills chunk `c`: `query(p, append)` must pass each neighbour of item `p` to `append`.
+        func fill(chunk c: Int, _ query: (Int, (Int32) -> Void) -> Void) {
+            var capacity = max(64, chunkSize * 3)
+            var buffer = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+            var count = 0
+            for p in c * chunkSize..<min(items, (c + 1) * chunkSize) {
+                start[p] = Int32(count)
+                query(p) { b in
+                    if count == capacity {
+                        let bigger = UnsafeMutablePointer<Int32>.allocate(capacity: capacity * 2)
+                        bigger.moveInitialize(from: buffer, count: count)
+                        buffer.deallocate()
+                        buffer = bigger
+                        capacity *= 2
+                    }
+                    buffer[count] = b
+                    count += 1
+                }
+                end[p] = Int32(count)
+            }
+            buffers[c] = buffer
+        }
+
+        /// Calls `body` with each neighbour found for item `p`.
+        @inline(__always)
+        func forEach(item p: Int, _ body: (Int32) -> Void) {
+            guard let buffer = buffers[p / chunkSize] else { return }
+            for i in Int(start[p])..<Int(end[p]) { body(buffer[i]) }
+        }
+
+        func deallocate() {
+            for c in 0..<chunks { buffers[c]?.deallocate() }
+            buffers.deallocate()
+            start.deallocate()
+            end.deallocate()
+        }
+    }
+
     /// The mutable state of one build: the node rows (riders first, then clusters in
     /// the order they are formed), and the scratch the greedy passes need (parent
     /// links, visit marks, extents). Raw storage sized for the most nodes a build can
@@ -117,6 +211,8 @@ extension FleetIndex {
     private struct Builder {
         let options: FleetClusterOptions
         let riders: Int
+        /// Whether large levels may use a second thread.
+        let parallel: Bool
         var nodes = 0
         let x: UnsafeMutablePointer<Double>
         let y: UnsafeMutablePointer<Double>
@@ -138,8 +234,9 @@ extension FleetIndex {
         /// One margin per level, `minZoom` first.
         var margins: [Double] = []
 
-        init(options: FleetClusterOptions, riders n: Int) {
+        init(options: FleetClusterOptions, riders n: Int, parallel: Bool) {
             self.options = options
+            self.parallel = parallel
             self.riders = n
             let c = max(1, 2 * n)
             x = .allocate(capacity: c)
@@ -171,9 +268,9 @@ extension FleetIndex {
             extent.deallocate()
         }
 
-        mutating func addRider(_ p: GeoPoint, key k: UInt64, node i: Int) {
-            x[i] = FleetMercator.x(lon: p.lon)
-            y[i] = FleetMercator.y(lat: p.lat)
+        mutating func addRider(_ p: GeoPoint, x px: Double, y py: Double, key k: UInt64, node i: Int) {
+            x[i] = px
+            y[i] = py
             west[i] = p.lon
             east[i] = p.lon
             south[i] = p.lat
@@ -189,7 +286,7 @@ extension FleetIndex {
 
         /// A KD-tree over the centres of `items`.
         func makeTree(_ items: ContiguousArray<Int32>) -> FleetKDTree {
-            FleetKDTree(ids: items, xs: UnsafePointer(x), ys: UnsafePointer(y))
+            FleetKDTree(ids: items, xs: UnsafePointer(x), ys: UnsafePointer(y), parallel: parallel)
         }
 
         /// Runs the greedy pass for every zoom from `maxZoom` down to `minZoom`,
@@ -235,8 +332,29 @@ extension FleetIndex {
             var formed = false
             var margin = 0.0
             let (x, y, count, mark, extent) = (self.x, self.y, self.count, self.mark, self.extent)
+            // Large levels: find every item's neighbours first, on several threads (the
+            // queries do not depend on the walk), then walk; small ones query as they go.
+            let chunks = parallel && items.count >= FleetIndex.parallelLevelSize ? 4 : 0
+            let lists = NeighbourLists(items: items.count, chunks: chunks)
+            defer { lists.deallocate() }
+            if chunks > 0 {
+                items.withUnsafeBufferPointer { ip in
+                    // The threads only read the items and positions; each fills its own chunk.
+                    let shared = FleetUncheckedSendable((ip, UnsafePointer(self.x), UnsafePointer(self.y)))
+                    DispatchQueue.concurrentPerform(iterations: chunks) { c in
+                        let (ip, x, y) = shared.value
+                        lists.fill(chunk: c) { p, append in
+                            let a = Int(ip[p])
+                            withUnsafeTemporaryAllocation(of: Int.self, capacity: FleetKDTree.stackCapacity) { st in
+                                // swiftlint:disable:next force_unwrapping
+                                tree.within(x[a], y[a], r, stack: st.baseAddress!, append)
+                            }
+                        }
+                    }
+                }
+            }
             do {
-                for a32 in items {
+                for (p, a32) in items.enumerated() {
                     let a = Int(a32)
                     if mark[a] <= z8 { continue }
                     mark[a] = z8
@@ -244,12 +362,17 @@ extension FleetIndex {
                     let ac = Int(count[a])
                     var numPoints = ac
                     var found = 0
-                    tree.within(ax, ay, r, stack: stack) { b in
+                    let visit = { (b: Int32) in
                         if mark[Int(b)] > z8 {
                             neighbours[found] = b
                             found += 1
                             numPoints += Int(count[Int(b)])
                         }
+                    }
+                    if chunks > 0 {
+                        lists.forEach(item: p, visit)
+                    } else {
+                        tree.within(ax, ay, r, stack: stack, visit)
                     }
                     if numPoints > ac && numPoints >= minPoints {
                         let c = formCluster(seed: a, neighbours: neighbours, found: found, numPoints: numPoints, zoom: z8)
@@ -346,8 +469,8 @@ extension FleetIndex {
 }
 
 extension UnsafeMutablePointer {
-    /// A copy of the first `count` elements.
-    fileprivate func array(_ count: Int) -> ContiguousArray<Pointee> {
-        ContiguousArray(UnsafeBufferPointer(start: self, count: count))
+    /// A copy of the elements from `start` up to `end`.
+    fileprivate func rows(_ start: Int, _ end: Int) -> ContiguousArray<Pointee> {
+        ContiguousArray(UnsafeBufferPointer(start: self + start, count: end - start))
     }
 }

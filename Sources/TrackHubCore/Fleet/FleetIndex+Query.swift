@@ -21,8 +21,9 @@ extension FleetIndex {
         return out
     }
 
-    /// The trip ids of the riders an item of `clusters` stands for, or `nil` when the
-    /// item is not one of this index's. Cost: O(log n + count).
+    /// The trip ids of the riders an item of `clusters` stands for (a single rider's
+    /// item: its own id), or `nil` when the cluster is not one of this index's.
+    /// Cost: O(log n + count).
     public func memberIDs(of item: FleetItem) -> [String]? {
         guard item.count > 1 else { return item.count == 1 ? [item.id] : nil }
         guard let key = FleetClusterID.parse(item.id), let expansion = item.expansionZoom,
@@ -33,7 +34,8 @@ extension FleetIndex {
         let eps = 1e-9
         var found = -1
         tree.forEachInRange(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps) { node in
-            if nodeKey[Int(node)] == key && Int(nodeCount[Int(node)]) == item.count { found = Int(node) }
+            let c = Int(node) - total
+            if c >= 0 && clusterKey[c] == key && Int(clusterCount[c]) == item.count { found = Int(node) }
         }
         return found < 0 ? nil : memberIDs(node: found)
     }
@@ -42,8 +44,8 @@ extension FleetIndex {
     /// cluster of the index has it. Cost: O(number of clusters + count).
     public func memberIDs(ofClusterID id: String) -> [String]? {
         guard let key = FleetClusterID.parse(id) else { return nil }
-        for node in total..<nodeKey.count where nodeKey[node] == key {
-            return memberIDs(node: node)
+        for c in 0..<clusterKey.count where clusterKey[c] == key {
+            return memberIDs(node: total + c)
         }
         return nil
     }
@@ -77,37 +79,37 @@ extension FleetIndex {
         let n = north >= Self.mercatorEdgeLatitude ? 90 : north
         let minY = FleetMercator.y(lat: n) - margin
         let maxY = FleetMercator.y(lat: s) + margin
-        nodeWest.withUnsafeBufferPointer { wp in
-            nodeEast.withUnsafeBufferPointer { ep in
-                nodeSouth.withUnsafeBufferPointer { sp in
-                    nodeNorth.withUnsafeBufferPointer { np in
-                        @inline(__always) func hits(_ i: Int, _ w: Double, _ e: Double) -> Bool {
-                            wp[i] <= e && ep[i] >= w && sp[i] <= n && np[i] >= s
-                        }
-                        if west <= east {
-                            tree.forEachInRange(
-                                minX: FleetMercator.x(lon: west) - margin, minY: minY,
-                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
-                            ) { node in
-                                if hits(Int(node), west, east) { body(node) }
-                            }
-                        } else {
-                            tree.forEachInRange(
-                                minX: FleetMercator.x(lon: west) - margin, minY: minY,
-                                maxX: 1 + margin, maxY: maxY
-                            ) { node in
-                                if hits(Int(node), west, 180) { body(node) }
-                            }
-                            tree.forEachInRange(
-                                minX: -margin, minY: minY,
-                                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
-                            ) { node in
-                                let i = Int(node)
-                                if hits(i, -180, east) && !hits(i, west, 180) { body(node) }
-                            }
-                        }
-                    }
-                }
+        let riders = total
+        /// Whether node `i`'s bounds (a rider: its position) meet `[w, e] × [s, n]`.
+        func hits(_ i: Int, _ w: Double, _ e: Double) -> Bool {
+            if i < riders {
+                let p = members[i].position
+                return p.lon <= e && p.lon >= w && p.lat <= n && p.lat >= s
+            }
+            let c = i - riders
+            return clusterWest[c] <= e && clusterEast[c] >= w && clusterSouth[c] <= n && clusterNorth[c] >= s
+        }
+        if west <= east {
+            tree.forEachInRange(
+                minX: FleetMercator.x(lon: west) - margin, minY: minY,
+                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
+            ) { node in
+                if hits(Int(node), west, east) { body(node) }
+            }
+        } else {
+            // [west, 180] then [-180, east]; the second skips what the first sent.
+            tree.forEachInRange(
+                minX: FleetMercator.x(lon: west) - margin, minY: minY,
+                maxX: 1 + margin, maxY: maxY
+            ) { node in
+                if hits(Int(node), west, 180) { body(node) }
+            }
+            tree.forEachInRange(
+                minX: -margin, minY: minY,
+                maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
+            ) { node in
+                let i = Int(node)
+                if hits(i, -180, east) && !hits(i, west, 180) { body(node) }
             }
         }
     }
@@ -120,18 +122,20 @@ extension FleetIndex {
                 id: m.id, lat: m.position.lat, lon: m.position.lon, count: 1,
                 trip: m.id, status: m.status, bearing: m.bearing)
         }
+        let c = node - total
         return FleetItem(
-            id: FleetClusterID.render(nodeKey[node]),
-            lat: FleetMercator.lat(y: nodeY[node]), lon: FleetMercator.lon(x: nodeX[node]),
-            count: Int(nodeCount[node]),
-            bounds: [nodeWest[node], nodeSouth[node], nodeEast[node], nodeNorth[node]],
-            expansionZoom: Int(nodeZoom[node]) + 1)
+            id: FleetClusterID.render(clusterKey[c]),
+            lat: FleetMercator.lat(y: clusterY[c]), lon: FleetMercator.lon(x: clusterX[c]),
+            count: Int(clusterCount[c]),
+            bounds: [clusterWest[c], clusterSouth[c], clusterEast[c], clusterNorth[c]],
+            expansionZoom: Int(clusterZoom[c]) + 1)
     }
 
     /// The member indices (into `members`) of a node.
     func memberIndices(node: Int) -> ArraySlice<Int32> {
-        let start = Int(nodeLeafStart[node])
-        return leafOrder[start..<start + Int(nodeCount[node])]
+        if node < total { return [Int32(node)] }
+        let start = Int(clusterLeafStart[node - total])
+        return leafOrder[start..<start + Int(clusterCount[node - total])]
     }
 
     /// The trip ids of the members of a node.

@@ -5,11 +5,18 @@
 /// zoom from `maxZoom` down to `minZoom` walks the items of the level above in order and
 /// merges each unvisited item with the unvisited items within `radius / (extent · 2^z)`
 /// of it (found with a KD-tree of that level) into a cluster at their weighted centre.
-/// Riders are walked in a canonical order (by the hash of their trip id), so the
-/// clustering, and with it every id, does not depend on the order of the input.
+/// Riders are walked in a canonical order (by ~38 m mercator cell along a Z-order
+/// curve, then by the hash of their trip id), so the clustering, and with it every
+/// id, does not depend on the order of the input, and the walk stays in cache.
 ///
-/// Storage is struct-of-arrays: one row per node (riders first, then the clusters in
-/// the order they were formed) and one KD-tree of node numbers per zoom level.
+/// A cluster formed at zoom `z` is an item at `z` and below (until it is merged);
+/// its `expansionZoom` is `z + 1` (at most `maxZoom + 1`), where its two or more
+/// children are items. Its id is `#` and the hex of the wrapping sum of its members'
+/// 64-bit FNV-1a hashes, so it depends on the member set only.
+///
+/// Storage is struct-of-arrays: nodes are numbered riders first (`members`), then the
+/// clusters in the order they were formed (one row each); one KD-tree of node numbers
+/// per zoom level.
 /// The index is immutable and `Sendable`: build it once per fleet tick and read it
 /// from any number of threads.
 public final class FleetIndex: Sendable {
@@ -18,27 +25,28 @@ public final class FleetIndex: Sendable {
     /// The riders indexed, in canonical order: node `k < total` is `members[k]`.
     let members: ContiguousArray<FleetMember>
 
-    // One row per node.
-    /// Mercator x of each node (a cluster's weighted centre).
-    let nodeX: ContiguousArray<Double>
-    /// Mercator y of each node.
-    let nodeY: ContiguousArray<Double>
-    /// Westmost member longitude of each node, degrees.
-    let nodeWest: ContiguousArray<Double>
-    /// Southmost member latitude of each node, degrees.
-    let nodeSouth: ContiguousArray<Double>
-    /// Eastmost member longitude of each node, degrees.
-    let nodeEast: ContiguousArray<Double>
-    /// Northmost member latitude of each node, degrees.
-    let nodeNorth: ContiguousArray<Double>
-    /// Number of riders of each node.
-    let nodeCount: ContiguousArray<Int32>
-    /// Order-independent key of each node's member set (sum of member hashes).
-    let nodeKey: ContiguousArray<UInt64>
-    /// The zoom at which each cluster was formed (`maxZoom + 1` for riders).
-    let nodeZoom: ContiguousArray<Int8>
-    /// Where each node's members start in `leafOrder`.
-    let nodeLeafStart: ContiguousArray<Int32>
+    // One row per cluster: node `total + c` is row `c` (a rider's values are its
+    // member's: position, count 1).
+    /// Mercator x of each cluster's weighted centre.
+    let clusterX: ContiguousArray<Double>
+    /// Mercator y of each cluster's weighted centre.
+    let clusterY: ContiguousArray<Double>
+    /// Westmost member longitude of each cluster, degrees.
+    let clusterWest: ContiguousArray<Double>
+    /// Southmost member latitude of each cluster, degrees.
+    let clusterSouth: ContiguousArray<Double>
+    /// Eastmost member longitude of each cluster, degrees.
+    let clusterEast: ContiguousArray<Double>
+    /// Northmost member latitude of each cluster, degrees.
+    let clusterNorth: ContiguousArray<Double>
+    /// Number of riders of each cluster.
+    let clusterCount: ContiguousArray<Int32>
+    /// Order-independent key of each cluster's member set (sum of member hashes).
+    let clusterKey: ContiguousArray<UInt64>
+    /// The zoom at which each cluster was formed.
+    let clusterZoom: ContiguousArray<Int8>
+    /// Where each cluster's members start in `leafOrder`.
+    let clusterLeafStart: ContiguousArray<Int32>
     /// Rider node numbers, ordered so that every node's members are contiguous.
     let leafOrder: ContiguousArray<Int32>
 
@@ -55,25 +63,25 @@ public final class FleetIndex: Sendable {
 
     init(
         options: FleetClusterOptions, members: ContiguousArray<FleetMember>,
-        nodeX: ContiguousArray<Double>, nodeY: ContiguousArray<Double>,
-        nodeWest: ContiguousArray<Double>, nodeSouth: ContiguousArray<Double>,
-        nodeEast: ContiguousArray<Double>, nodeNorth: ContiguousArray<Double>,
-        nodeCount: ContiguousArray<Int32>, nodeKey: ContiguousArray<UInt64>,
-        nodeZoom: ContiguousArray<Int8>, nodeLeafStart: ContiguousArray<Int32>,
+        clusterX: ContiguousArray<Double>, clusterY: ContiguousArray<Double>,
+        clusterWest: ContiguousArray<Double>, clusterSouth: ContiguousArray<Double>,
+        clusterEast: ContiguousArray<Double>, clusterNorth: ContiguousArray<Double>,
+        clusterCount: ContiguousArray<Int32>, clusterKey: ContiguousArray<UInt64>,
+        clusterZoom: ContiguousArray<Int8>, clusterLeafStart: ContiguousArray<Int32>,
         leafOrder: ContiguousArray<Int32>, trees: [FleetKDTree], margins: [Double]
     ) {
         self.options = options
         self.members = members
-        self.nodeX = nodeX
-        self.nodeY = nodeY
-        self.nodeWest = nodeWest
-        self.nodeSouth = nodeSouth
-        self.nodeEast = nodeEast
-        self.nodeNorth = nodeNorth
-        self.nodeCount = nodeCount
-        self.nodeKey = nodeKey
-        self.nodeZoom = nodeZoom
-        self.nodeLeafStart = nodeLeafStart
+        self.clusterX = clusterX
+        self.clusterY = clusterY
+        self.clusterWest = clusterWest
+        self.clusterSouth = clusterSouth
+        self.clusterEast = clusterEast
+        self.clusterNorth = clusterNorth
+        self.clusterCount = clusterCount
+        self.clusterKey = clusterKey
+        self.clusterZoom = clusterZoom
+        self.clusterLeafStart = clusterLeafStart
         self.leafOrder = leafOrder
         self.trees = trees
         self.margins = margins

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// A static 2-D KD-tree over flat arrays, after kdbush: the ids and their interleaved
@@ -18,7 +19,11 @@ struct FleetKDTree: Sendable {
 
     /// Builds the tree over `ids`, taking each id's position from `xs` and `ys`
     /// (indexed by id).
-    init(ids source: ContiguousArray<Int32>, xs: UnsafePointer<Double>, ys: UnsafePointer<Double>, nodeSize: Int = 32) {
+    /// With `parallel`, a large tree sorts its two halves on two threads.
+    init(
+        ids source: ContiguousArray<Int32>, xs: UnsafePointer<Double>, ys: UnsafePointer<Double>,
+        nodeSize: Int = 32, parallel: Bool = false
+    ) {
         var ids = source
         let n = source.count
         var coords = ContiguousArray<Double>(unsafeUninitializedCapacity: 2 * n) { cp, initialized in
@@ -35,7 +40,23 @@ struct FleetKDTree: Sendable {
             ids.withUnsafeMutableBufferPointer { ip in
                 coords.withUnsafeMutableBufferPointer { cp in
                     if let i = ip.baseAddress, let c = cp.baseAddress {
-                        FleetKDTree.sort(i, c, nodeSize, 0, n - 1, 0)
+                        if parallel && n >= Self.parallelSortSize {
+                            // Split once, then sort the halves side by side: disjoint ranges.
+                            let m = (n - 1) >> 1
+                            FleetKDTree.select(i, c, m, 0, n - 1, 0)
+                            // The halves are disjoint ranges of both arrays.
+                            let shared = FleetUncheckedSendable((i, c))
+                            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                                let (i, c) = shared.value
+                                if half == 0 {
+                                    FleetKDTree.sort(i, c, nodeSize, 0, m - 1, 1)
+                                } else {
+                                    FleetKDTree.sort(i, c, nodeSize, m + 1, n - 1, 1)
+                                }
+                            }
+                        } else {
+                            FleetKDTree.sort(i, c, nodeSize, 0, n - 1, 0)
+                        }
                     }
                 }
             }
@@ -165,6 +186,9 @@ struct FleetKDTree: Sendable {
     }
 
     // MARK: - Building (kdbush's sort and Floyd–Rivest select)
+
+    /// Trees of at least this many entries sort their halves on two threads.
+    static var parallelSortSize: Int { 32_768 }
 
     private static func sort(
         _ ids: UnsafeMutablePointer<Int32>, _ coords: UnsafeMutablePointer<Double>,
