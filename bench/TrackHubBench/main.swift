@@ -1,12 +1,16 @@
 // trackhub-bench [mode]: dependency-free benchmarks that print numbers (never run in tests).
-// Modes: core (default) — route snapping, trip ticks, fix throughput.
+// Modes:
+//   core (default)         route snapping, trip ticks, fix throughput
+//   fleet <csv> [options]  clustering index build and viewport queries (bench/fleet/compare.py drives it)
 import Foundation
 
 let mode = CommandLine.arguments.dropFirst().first ?? "core"
 switch mode {
 case "core":
     CoreBench.run()
+case "fleet":
+    runFleetBench(arguments: Array(CommandLine.arguments.dropFirst(2)))
 default:
-    FileHandle.standardError.write(Data("trackhub-bench: unknown mode \(mode) (modes: core)\n".utf8))
+    FileHandle.standardError.write(Data("trackhub-bench: unknown mode \(mode) (modes: core, fleet)\n".utf8))
     exit(2)
 }
