@@ -169,7 +169,9 @@ extension Hub {
         let maxItems = config.maxItems
         Hub.fleetQueue.async { [self] in
             let started = monotonicMicros()
-            let index = FleetIndex.build(members: fleetMembers)
+            // A second thread only pays off for large fleets; below that it would just compete
+            // with the store writer for the other core.
+            let index = FleetIndex.build(members: fleetMembers, parallel: fleetMembers.count >= 50_000)
             var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
             for (key, viewport) in viewports {
                 let answer = ClusterAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
