@@ -13,6 +13,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "serve":
     exit(ServeCommand.run(Array(arguments.dropFirst())))
+case "token":
+    exit(TokenCommand.run(Array(arguments.dropFirst())))
 case "-h", "--help", "help", nil:
     print(usage)
     exit(arguments.isEmpty ? 2 : 0)

@@ -38,6 +38,7 @@ extension Hub {
         if now - lastHousekeeping >= 500 {
             lastHousekeeping = now
             closeSlowConsumers(now: now)
+            sweepTokens(now: now)
             endArrivedTrips(now: now)
             fleetTickIfDue(now: now)
         }
