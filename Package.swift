@@ -5,7 +5,7 @@ import PackageDescription
 //   TrackHubCore      pure Swift, no I/O, no C: geodesy, routes, animation, trips, fleet clustering
 //   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
-//   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API
+//   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API; tokens (libcrypto HMAC)
 //   trackhub          the command line (serve, token, simulate)
 //   trackhub-load     the load generator
 // Only the C* system-library targets see C headers; only the server and store import them.
@@ -24,6 +24,11 @@ let package = Package(
             providers: [.apt(["libwebsockets-dev"])]
         ),
         .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -33,7 +38,7 @@ let package = Package(
         .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "CLibWebSockets"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "CLibWebSockets", "CCrypto"]
         ),
         .target(
             name: "TrackHubSimulator",

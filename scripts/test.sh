@@ -10,6 +10,12 @@ echo "== swift build (debug) and unit + in-process server tests"
 swift build --build-tests -Xswiftc -warnings-as-errors
 swift test --skip-build
 
+echo "== server tests under AddressSanitizer"
+ASAN_OPTIONS=detect_leaks=0 swift test --scratch-path .build/asan --sanitize=address --filter TrackHubServerTests
+
+echo "== fuzzers (libFuzzer + ASan), 20 s each"
+scripts/fuzz.sh 20
+
 echo "== release build for the end-to-end tests"
 swift build -c release
 

@@ -15,6 +15,8 @@ case "serve":
     exit(ServeCommand.run(Array(arguments.dropFirst())))
 case "simulate":
     exit(SimulateCommand.run(Array(arguments.dropFirst())))
+case "token":
+    exit(TokenCommand.run(Array(arguments.dropFirst())))
 case "-h", "--help", "help", nil:
     print(usage)
     exit(arguments.isEmpty ? 2 : 0)

@@ -16,6 +16,10 @@ extension Hub {
             metrics.upgradesRefused += 1
             return .refuse(status: 403)
         }
+        if let refusal = authorizeUpgrade(request) {  // PROTOCOL 2: a bad ?token= is 401
+            metrics.upgradesRefused += 1
+            return refusal
+        }
         if config.maxConnsPerIP > 0, connectionsPerAddress[request.peerAddress, default: 0] >= config.maxConnsPerIP {
             metrics.upgradesRefused += 1
             return .refuse(status: 429)
@@ -25,7 +29,7 @@ extension Hub {
 
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
         let now = wallClockMillis()
-        sessions[id] = Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: .everything)
+        sessions[id] = Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: initialGrants(for: request, now: now))
         connectionsPerAddress[request.peerAddress, default: 0] += 1
         metrics.connectionsOpened += 1
         metrics.connectionsOpen += 1
@@ -49,7 +53,7 @@ extension Hub {
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
         case .failure(let error):
-            sendError(to: id, re: decoded.id, error)
+            sendError(to: id, re: decoded.id, authorizeUndecoded(message, from: id) ?? error)
         case .success(let clientMessage):
             handle(clientMessage, re: decoded.id, from: id, now: now)
         }

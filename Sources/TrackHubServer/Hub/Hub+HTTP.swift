@@ -48,9 +48,10 @@ extension Hub {
         guard var query = try? QueryString.parse("") else { throw .badRequest("query string") }
         query.items = request.query
         let connection = request.connection
+        let grants = try authorizeHTTP(request, now: now)  // PROTOCOL 2: 401 / 403
         switch (request.method, parts.count, parts.first) {
         case (.get, 1, "trips"):
-            listTrips(connection, try TripListQuery.parse(query), now: now)
+            listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
         case (.post, 1, "trips"):
             let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
             createTrip(NewTrip(
@@ -134,10 +135,11 @@ extension Hub {
         return w.finish()
     }
 
-    private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64) {
+    private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64, visible: Grants = .everything) {
         let wanted = query.statuses.map(Set.init)
         // Bytewise order of ids (PROTOCOL 5), the same as comparing their UTF-8.
         let ids = trips.keys.filter { id in
+            guard visible.allowsListing(id) else { return false }
             if let after = query.after, !id.utf8.lexicographicallyPrecedes(after.utf8) && id != after {
                 // keep ids strictly after `after`
             } else if query.after != nil {

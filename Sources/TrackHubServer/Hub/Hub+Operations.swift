@@ -5,6 +5,7 @@ import TrackHubStore
 /// The WebSocket ops of PROTOCOL section 3.
 extension Hub {
     func handle(_ message: ClientMessage, re: MessageID?, from id: ConnectionID, now: Int64) {
+        if let refusal = authorize(message, from: id, now: now) { return sendError(to: id, re: re, refusal) }
         switch message {
         case .hello:
             enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)

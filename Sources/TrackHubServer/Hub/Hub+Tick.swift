@@ -44,6 +44,7 @@ extension Hub {
             let previousHousekeeping = lastHousekeeping  // for the once-a-minute retention check
             lastHousekeeping = now
             closeSlowConsumers(now: now)
+            sweepTokens(now: now)
             endArrivedTrips(now: now)
             fleetTickIfDue(now: now)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)

@@ -1,6 +1,7 @@
 import CLibWebSockets
 import Foundation
 import Synchronization
+import TrackHubProtocol
 
 /// What the server host reports. Every call comes on the service thread.
 protocol ServerHostDelegate: AnyObject {
@@ -12,6 +13,8 @@ protocol ServerHostDelegate: AnyObject {
     /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
     func httpRequest(_ request: HTTPRequest)
+    /// A refusal that comes before reading the body (401 beats 413, PROTOCOL 4); nil: none.
+    func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError?
     /// `wake()` was called from some thread (possibly several times: draining must be idempotent).
     func serviceWoke()
     /// The periodic timer fired.
@@ -408,6 +411,10 @@ final class LWSServerHost: @unchecked Sendable {
 
     private func dispatchHTTP(id: ConnectionID, state: HTTPExchangeState) {
         http[id]?.dispatched = true  // srvtests fix: see `HTTPExchangeState.dispatched`
+        if state.tooLarge, let refusal = delegate?.httpRefusalBeforeBody(state.request) {
+            respond(id, HTTPResponse(status: refusal.httpStatus, body: ServerReplies.httpError(refusal)))
+            return
+        }
         if state.tooLarge {
             let body = Array(#"{"error":{"code":"too_large","message":"body is over the limit of \#(options.maxBodyBytes) bytes"}}"#.utf8)
             respond(id, HTTPResponse(status: 413, body: body))

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (fuzz/*.swift) with -sanitize=fuzzer,address and runs each
+# for SECONDS (default 20) over its committed seed corpus (fuzz/corpus/<name>). New inputs go
+# to a scratch copy, so the committed corpus only changes when someone copies them back.
+#   scripts/fuzz.sh [SECONDS]
+# Exit status: 0 when no fuzzer found a crash, leak, sanitizer report or broken invariant.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+seconds="${1:-20}"
+out=".build/fuzz"
+mkdir -p "$out/lib"
+
+core=$(find Sources/TrackHubCore -name '*.swift' | sort)
+proto=$(find Sources/TrackHubProtocol -name '*.swift' | sort)
+auth="Sources/TrackHubServer/Auth/Base64URL.swift Sources/TrackHubServer/Auth/HMACSHA256.swift Sources/TrackHubServer/Auth/JWT.swift"
+flags=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6)
+stamp="$out/lib/stamp"
+newest=$(ls -t $core $proto $auth fuzz/*.swift scripts/fuzz.sh | head -1)
+
+if [ ! -f "$stamp" ] || [ "$newest" -nt "$stamp" ]; then
+  echo "== building fuzzers"
+  swiftc "${flags[@]}" -module-name TrackHubCore -emit-module -emit-module-path "$out/lib/TrackHubCore.swiftmodule" \
+    -emit-library -static -o "$out/lib/libTrackHubCore.a" $core
+  swiftc "${flags[@]}" -module-name TrackHubProtocol -I "$out/lib" -emit-module -emit-module-path "$out/lib/TrackHubProtocol.swiftmodule" \
+    -emit-library -static -o "$out/lib/libTrackHubProtocol.a" $proto
+  swiftc "${flags[@]}" -module-name DecodeFuzzer -I "$out/lib" -I Sources/CCrypto fuzz/DecodeFuzzer.swift $auth \
+    "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/decode-fuzzer"
+  swiftc "${flags[@]}" -module-name TripFuzzer -I "$out/lib" fuzz/TripFuzzer.swift \
+    "$out/lib/libTrackHubCore.a" -lm -o "$out/trip-fuzzer"
+  touch "$stamp"
+fi
+
+status=0
+for name in decode trip; do
+  work="$out/corpus-$name"
+  rm -rf "$work" "$out/artifacts-$name"
+  mkdir -p "$work" "$out/artifacts-$name"
+  cp fuzz/corpus/$name/* "$work/"
+  echo "== $name fuzzer, ${seconds}s"
+  log="$out/$name.log"
+  if SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1 "$out/$name-fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$out/artifacts-$name/" -print_final_stats=1 "$work" >"$log" 2>&1; then
+    :
+  else
+    status=1
+  fi
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  crashes=$(ls "$out/artifacts-$name" | wc -l)
+  echo "$name: executions $execs, crashes $crashes (log $log)"
+  if [ "$crashes" != 0 ] || [ "$status" != 0 ]; then
+    status=1
+    tail -40 "$log"
+  fi
+done
+exit $status
