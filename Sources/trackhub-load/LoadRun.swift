@@ -125,7 +125,9 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
         sleepUntil(measureStart)
         observed.hubWindowStart = options.hubPID.flatMap { ProcessProbe.sample(pid: $0) }
         observed.selfWindowStart = ProcessProbe.sample(pid: getpid())
+        observed.machineWindowStart = MachineSample.now()
         sleepUntil(measureEnd)
+        observed.machineWindowEnd = MachineSample.now()
         observed.hubWindowEnd = options.hubPID.flatMap { ProcessProbe.sample(pid: $0) }
         observed.selfWindowEnd = ProcessProbe.sample(pid: getpid())
         if let a = observed.selfWindowStart, let b = observed.selfWindowEnd { observed.windowSeconds = Double(b.atMicros - a.atMicros) / 1_000_000 }

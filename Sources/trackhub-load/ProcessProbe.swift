@@ -31,3 +31,25 @@ enum ProcessProbe {
         return wall > 0 ? (b.cpuSeconds - a.cpuSeconds) / wall * 100 : 0
     }
 }
+
+/// The whole machine's CPU from `/proc/stat`: on a shared machine, what other processes
+/// took during the window is part of the result.
+struct MachineSample: Sendable {
+    var busyTicks: Double
+    var totalTicks: Double
+
+    static func now() -> MachineSample? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard values.count >= 5 else { return nil }
+        let total = values.prefix(8).reduce(0, +)
+        return MachineSample(busyTicks: total - values[3] - values[4], totalTicks: total)
+    }
+
+    /// Busy share between two samples, in percent of all cores (100 = every core busy).
+    static func busyPercent(_ a: MachineSample, _ b: MachineSample) -> Double {
+        let total = b.totalTicks - a.totalTicks
+        return total > 0 ? (b.busyTicks - a.busyTicks) / total * 100 : 0
+    }
+}

@@ -11,6 +11,8 @@ struct RunObservations {
     var metricsBefore: [String: Double]?
     var metricsAfter: [String: Double]?
     var windowSeconds = 0.0
+    var machineWindowStart: MachineSample?
+    var machineWindowEnd: MachineSample?
 }
 
 /// The end of a run: a table for people (stderr) and one JSON line for scripts (stdout).
@@ -69,6 +71,22 @@ struct RunReport {
         ])
     }
 
+    /// The machine during the window: busy share of all cores, and what processes other
+    /// than the hub and this generator took (in percent of one core).
+    private var machineJSON: SummaryJSON {
+        guard let a = observed.machineWindowStart, let b = observed.machineWindowEnd else { return .object([]) }
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let busy = MachineSample.busyPercent(a, b)
+        var own = 0.0
+        if let s = observed.selfWindowStart, let e = observed.selfWindowEnd { own += ProcessProbe.cpuPercent(s, e) }
+        if let s = observed.hubWindowStart, let e = observed.hubWindowEnd { own += ProcessProbe.cpuPercent(s, e) }
+        return .object([
+            ("cores", .int(Int(cores))),
+            ("busy_pct", .number((busy * 10).rounded() / 10)),
+            ("others_cpu_pct", .number((max(0, busy * cores - own) * 10).rounded() / 10)),
+        ])
+    }
+
     var json: SummaryJSON {
         let c = counters
         var fields: [(String, SummaryJSON)] = [
@@ -112,6 +130,7 @@ struct RunReport {
             ("ended_missing", .int(max(0, c.endedMissing == Int.max ? 0 : c.endedMissing))),
             ("hub", hubJSON),
             ("generator", generatorJSON),
+            ("machine", machineJSON),
         ]
         if options.shardCount > 1 {
             // For the parent of --processes: the raw histograms, to merge exactly.
@@ -156,6 +175,9 @@ struct RunReport {
                 hub += String(format: "  (%.2f KB per connection)", Double(b.rssBytes - start.rssBytes) / 1024 / Double(max(1, c.openAtWindowEnd)))
             }
             out += row("hub", hub)
+        }
+        if case .object(let m) = machineJSON, m.count == 3, case .number(let busy) = m[1].1, case .number(let others) = m[2].1 {
+            out += row("machine", String(format: "%.0f%% of all cores busy; other processes %.0f%% of a core", busy, others))
         }
         if let a = observed.selfWindowStart, let b = observed.selfWindowEnd {
             out += row("generator", String(format: "cpu %.0f%%  rss %.1f MB", ProcessProbe.cpuPercent(a, b), Double(b.rssBytes) / 1_048_576))
