@@ -29,6 +29,7 @@ extension LoadRun {
     private func courierReceived(_ t: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
         if options.target == .nchan {
             counters.publishReplies += 1
+            if inWindow { counters.windowAcks += 1 }
             return
         }
         switch scan.kind {
