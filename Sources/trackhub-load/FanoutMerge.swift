@@ -15,6 +15,7 @@ enum FanoutMerge {
         var planned = 0
         var seconds = 0.0
         var hub: SummaryJSON?
+        var machine: SummaryJSON?
         var generatorCPU = 0.0
         var generatorRSS = 0.0
         for line in lines {
@@ -61,6 +62,7 @@ enum FanoutMerge {
             total.clustersDelay.merge(histogram("clusters_delay_ms"))
             total.viewportReply.merge(histogram("viewport_reply_ms"))
             if hub == nil, let h = value["hub"] { hub = convert(h) }
+            if machine == nil, let m = value["machine"] { machine = convert(m) }
             generatorCPU += value["generator"]?["cpu_pct"]?.doubleValue ?? 0
             generatorRSS += value["generator"]?["rss_mb"]?.doubleValue ?? 0
         }
@@ -71,7 +73,16 @@ enum FanoutMerge {
         let report = RunReport(options: single, counters: total, observed: observed, planned: planned)
         guard case .object(var fields) = report.json else { return nil }
         for i in fields.indices {
-            if fields[i].0 == "hub", let hub { fields[i].1 = hub }
+            if fields[i].0 == "hub", case .object(var h)? = hub {
+                // Memory per connection over all shards' connections, not one shard's.
+                let rss = h.first { $0.0 == "rss_mb" }?.1, start = h.first { $0.0 == "rss_start_mb" }?.1
+                if case .number(let end)? = rss, case .number(let begin)? = start, let k = h.firstIndex(where: { $0.0 == "rss_per_connection_kb" }) {
+                    h[k].1 = .number(((end - begin) * 1024 / Double(max(1, total.openAtWindowEnd)) * 100).rounded() / 100)
+                }
+                fields[i].1 = .object(h)
+                hub = .object(h)
+            }
+            if fields[i].0 == "machine", let machine { fields[i].1 = machine }
             if fields[i].0 == "generator" {
                 fields[i].1 = .object([("cpu_pct", .number(generatorCPU)), ("rss_mb", .number(generatorRSS)), ("processes", .int(lines.count))])
             }
