@@ -174,6 +174,15 @@ public final class LWSClientHost: @unchecked Sendable {
         wake()
     }
 
+    /// Queues many messages under one lock and one wake-up (a scheduler's batch of sends).
+    public func send(batch: [(ConnectionID, OutboundMessage)]) {
+        guard !batch.isEmpty else { return }
+        inbox.withLock { state in
+            for (id, message) in batch { state.commands.append(.send(id, message)) }
+        }
+        wake()
+    }
+
     /// Closes one connection (normal closure).
     public func close(_ id: ConnectionID) {
         inbox.withLock { $0.commands.append(.close(id)) }
@@ -187,6 +196,12 @@ public final class LWSClientHost: @unchecked Sendable {
         inbox.withLock { $0.stopping = true }
         wake()
         finishedSignal.wait()
+    }
+
+    /// Wakes the service thread: the delegate's `clientServiceWoke` runs there soon after.
+    /// A timer thread calling this gives the delegate a periodic hook on the loop's thread.
+    public func wakeService() {
+        wake()
     }
 
     private var isStopping: Bool { inbox.withLock { $0.stopping } }

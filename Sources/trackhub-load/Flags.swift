@@ -1,0 +1,104 @@
+import Foundation
+
+/// A command-line error: printed as one line naming the flag, exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads `--flag value` / `--flag=value` pairs, with every flag also read from its
+/// environment variable (`TRACKHUB_LOAD_` + the name in capitals, `_` for `-`); flags win.
+struct Flags {
+    static let environmentPrefix = "TRACKHUB_LOAD_"
+
+    private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
+    private(set) var switches: Set<String> = []
+    let known: Set<String>
+    let knownSwitches: Set<String>
+
+    init(arguments: [String], known: Set<String>, switches knownSwitches: Set<String> = ["help"], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.known = known
+        self.knownSwitches = knownSwitches
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            guard argument.hasPrefix("--") else { throw UsageError("unexpected argument \(argument)") }
+            var name = String(argument.dropFirst(2))
+            var value: String?
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if knownSwitches.contains(name) && value == nil {
+                switches.insert(name)
+                index += 1
+                continue
+            }
+            guard known.contains(name) else { throw UsageError("unknown flag --\(name)") }
+            if value == nil {
+                guard index + 1 < arguments.count else { throw UsageError("--\(name) needs a value") }
+                value = arguments[index + 1]
+                index += 1
+            }
+            values[name] = value
+            repeated[name, default: []].append(value ?? "")
+            index += 1
+        }
+        for name in known where values[name] == nil {
+            let variable = Flags.environmentPrefix + name.uppercased().replacingOccurrences(of: "-", with: "_")
+            if let fromEnvironment = environment[variable], !fromEnvironment.isEmpty {
+                values[name] = fromEnvironment
+                repeated[name] = [fromEnvironment]
+            }
+        }
+    }
+
+    func string(_ name: String) -> String? { values[name] }
+
+    func all(_ name: String) -> [String] { repeated[name] ?? [] }
+
+    func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let text = values[name] else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError("--\(name): \(text) is not an integer within \(range.lowerBound)–\(range.upperBound)")
+        }
+        return value
+    }
+
+    func double(_ name: String, range: ClosedRange<Double>) throws -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw UsageError("--\(name): \(text) is not a number within \(range.lowerBound)–\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A duration with a unit: `500ms`, `30s`, `10m`, `1h`, `2d` (PROTOCOL conventions).
+    func durationMs(_ name: String) throws -> Int64? {
+        guard let text = values[name] else { return nil }
+        guard let ms = Flags.parseDurationMs(text), ms >= 0 else {
+            throw UsageError("--\(name): \(text) is not a duration (a number with a unit s, m, h or d, e.g. 30s)")
+        }
+        return ms
+    }
+
+    /// A byte size: `65536`, `64KiB`, `1MiB`.
+    func bytes(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let text = values[name] else { return nil }
+        let units: [(String, Int)] = [("KiB", 1024), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1000), ("MB", 1_000_000), ("B", 1), ("", 1)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            if let number = Int(text.dropLast(suffix.count)), range.contains(number * scale) { return number * scale }
+        }
+        throw UsageError("--\(name): \(text) is not a size within \(range.lowerBound)–\(range.upperBound) bytes (e.g. 65536 or 64KiB)")
+    }
+
+    static func parseDurationMs(_ text: String) -> Int64? {
+        let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
+            return Int64((number * scale).rounded())
+        }
+        return nil
+    }
+}

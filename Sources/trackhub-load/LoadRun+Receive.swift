@@ -1,0 +1,185 @@
+import TrackHubServer
+
+/// Reading what arrives, cheaply: the kind from the first bytes, then only the fields
+/// measured (see MessageScanner). Latency is defined in docs/load-testing.md.
+extension LoadRun {
+    func received(_ id: ConnectionID, _ message: [UInt8]) {
+        let now = wallMicros()
+        let raw = Int(id.raw)
+        guard raw < owners.count else { return }
+        counters.messages += 1
+        counters.bytes += message.count
+        let inWindow = now >= measureStart && now < measureEnd
+        if inWindow { counters.windowBytes += message.count }
+        message.withUnsafeBytes { bytes in
+            let scan = MessageScanner(bytes: bytes)
+            switch owners[raw] {
+            case .courier(let t): courierReceived(Int(t), scan, now: now, inWindow: inWindow)
+            case .viewer(let v): viewerReceived(Int(v), scan, now: now, inWindow: inWindow)
+            case .fleet(let f): fleetReceived(Int(f), scan, now: now, inWindow: inWindow)
+            case .idle, .none: break
+            }
+        }
+    }
+
+    private func countError(_ scan: MessageScanner) {
+        counters.errorReplies[scan.string(after: Keys.code) ?? "unknown", default: 0] += 1
+    }
+
+    private func courierReceived(_ t: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
+        if options.target == .nchan {
+            counters.publishReplies += 1
+            if inWindow { counters.windowAcks += 1 }
+            return
+        }
+        switch scan.kind {
+        case .ack:
+            guard let seq = scan.int(after: Keys.seq)?.value else { return }
+            counters.acks += 1
+            if inWindow { counters.windowAcks += 1 }
+            trips[t].unacked -= 1
+            let slot = Int(seq % 128)
+            guard trips[t].sentSeq[slot] == seq else { return }
+            let sentAt = trips[t].sentAt[slot]
+            if sentAt >= measureStart && sentAt < measureEnd { counters.ackLatency.record(now - sentAt) }
+            if scan.contains(Keys.appliedTrue) {
+                counters.acksApplied += 1
+                trips[t].applied += 1
+                trips[t].awaitingFrame.append(sentAt)
+                // A segment-mode subscriber gets one segment per applied fix: segment seq n
+                // is the n-th applied fix of the trip.
+                trips[t].segmentMarks.append(threshold: trips[t].applied, sentAt: sentAt)
+                resolveViewers(ofTrip: t, segments: true)
+            } else {
+                counters.acksNotApplied += 1
+            }
+        case .frame:
+            guard let seq = scan.int(after: Keys.seq) else { return }
+            counters.frames += 1
+            if inWindow { counters.windowFrames += 1 }
+            if let ft = scan.int(after: Keys.t, from: seq.end)?.value, inWindow { counters.delivery.record(now - ft * 1000) }
+            // The first frame after an ack on the courier's own connection is the first
+            // one computed after that fix was committed (the hub queues the ack, then the
+            // next tick's frame, on this connection in that order).
+            if !trips[t].awaitingFrame.isEmpty {
+                for sentAt in trips[t].awaitingFrame { trips[t].frameMarks.append(threshold: seq.value, sentAt: sentAt) }
+                trips[t].awaitingFrame.removeAll(keepingCapacity: true)
+                resolveViewers(ofTrip: t, segments: false)
+            }
+        case .event:
+            counters.events += 1
+            if scan.contains(Keys.nameEnded) { trips[t].endedSeen = true }
+        case .error:
+            countError(scan)
+            // An error answering a fix (its id is the fix's seq, ≥ 1) ends its wait for an ack.
+            if let re = scan.int(after: Keys.re)?.value, re >= 1 { trips[t].unacked -= 1 }
+        case .snapshot:
+            counters.snapshots += 1
+        default:
+            break
+        }
+    }
+
+    private func viewerReceived(_ v: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
+        let kind = scan.kind
+        switch kind {
+        case .frame, .segment:
+            guard let seq = scan.int(after: Keys.seq) else { return }
+            if kind == .frame {
+                counters.frames += 1
+                counters.viewerFrames += 1
+                if inWindow {
+                    counters.windowFrames += 1
+                    counters.windowViewerFrames += 1
+                }
+            } else {
+                counters.segments += 1
+                if inWindow { counters.windowSegments += 1 }
+            }
+            let stamp = scan.int(after: kind == .frame ? Keys.t : Keys.t0, from: seq.end)
+            if options.target == .nchan {
+                // Nchan: the message carries its publish time in microseconds.
+                if let sentAt = scan.int(after: Keys.tu, from: stamp?.end ?? seq.end)?.value, sentAt >= measureStart, sentAt < measureEnd {
+                    counters.fixToFrame.record(now - sentAt)
+                    secondLatency.record(now - sentAt)
+                }
+                if let ft = stamp?.value, inWindow { counters.delivery.record(now - ft * 1000) }
+                return
+            }
+            if kind == .frame, let ft = stamp?.value, inWindow { counters.delivery.record(now - ft * 1000) }
+            viewers[v].recent.push(seq: seq.value, at: now)
+            if viewers[v].firstSeq < 0 { viewers[v].firstSeq = seq.value }
+            resolve(viewer: v)
+        case .snapshot:
+            counters.snapshots += 1
+        case .event:
+            counters.events += 1
+            if scan.contains(Keys.nameEnded) { viewers[v].endedSeen = true }
+        case .error:
+            countError(scan)
+        default:
+            break
+        }
+    }
+
+    private func fleetReceived(_ f: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
+        switch scan.kind {
+        case .clusters:
+            counters.clusters += 1
+            if inWindow { counters.windowClusters += 1 }
+            if let re = scan.int(after: Keys.re) {
+                if re.value == fleetViewers[f].requestID, inWindow { counters.viewportReply.record(now - fleetViewers[f].requestAt) }
+            } else if let t = scan.int(after: Keys.t)?.value, inWindow {
+                counters.clustersDelay.record(now - t * 1000)
+            }
+        case .error:
+            countError(scan)
+        default:
+            break
+        }
+    }
+
+    func resolveViewers(ofTrip t: Int, segments: Bool) {
+        for v in trips[t].viewers where viewers[Int(v)].segments == segments && viewers[Int(v)].isOpen {
+            resolve(viewer: Int(v))
+        }
+    }
+
+    /// Turns the trip's marks into latency samples for one viewer: for each mark, the first
+    /// frame (segment) this viewer received with seq ≥ the mark's threshold.
+    func resolve(viewer v: Int) {
+        let t = Int(viewers[v].trip)
+        let segments = viewers[v].segments
+        let log = segments ? trips[t].segmentMarks : trips[t].frameMarks
+        while viewers[v].nextMark < log.count {
+            guard let mark = log.mark(viewers[v].nextMark) else {
+                counters.latencyLost += 1
+                viewers[v].nextMark += 1
+                continue
+            }
+            // Marks for frames from before this subscription's first one are not this viewer's.
+            if viewers[v].firstSeq < 0 { return }
+            if mark.threshold < viewers[v].firstSeq {
+                viewers[v].nextMark += 1
+                continue
+            }
+            switch viewers[v].recent.firstAtLeast(mark.threshold) {
+            case .notYet:
+                return
+            case .lost:
+                counters.latencyLost += 1
+            case .found(let receivedAt):
+                if mark.sentAt >= measureStart && mark.sentAt < measureEnd {
+                    let latency = receivedAt - mark.sentAt
+                    if segments {
+                        counters.fixToSegment.record(latency)
+                    } else {
+                        counters.fixToFrame.record(latency)
+                        secondLatency.record(latency)
+                    }
+                }
+            }
+            viewers[v].nextMark += 1
+        }
+    }
+}

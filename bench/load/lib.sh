@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Shared by the bench/load scenarios: start a hub on a free port, stop it, find the data.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BIN="${TRACKHUB_BIN:-$ROOT/.build/release}"
+OUT="${TRACKHUB_BENCH_OUT:-$ROOT/.build/bench-load}"
+mkdir -p "$OUT"
+
+# The project's sample routes (planned_routes.geojson): $TRACKHUB_SHARED_DATA, else ../shared/data
+# next to the package (or ../../shared/data from a worktree); empty means synthetic routes.
+routes_file() {
+    local dir
+    for dir in "${TRACKHUB_SHARED_DATA:-}" "$ROOT/../shared/data" "$ROOT/../../shared/data"; do
+        if [[ -n "$dir" && -f "$dir/planned_routes.geojson" ]]; then echo "$dir/planned_routes.geojson"; return; fi
+    done
+}
+
+ROUTES="$(routes_file)"
+ROUTES_FLAG=()
+[[ -n "$ROUTES" ]] && ROUTES_FLAG=(--routes "$ROUTES")
+
+build() {
+    if [[ -z "${TRACKHUB_BIN:-}" ]]; then (cd "$ROOT" && swift build -c release >/dev/null); fi
+}
+
+# start_hub NAME [serve flags...]: sets HUB_PID, HUB_PORT, HUB_URL.
+start_hub() {
+    local name="$1"; shift
+    local dir="$OUT/$name"
+    rm -rf "$dir" && mkdir -p "$dir"
+    "$BIN/trackhub" serve --listen 127.0.0.1:0 --data "$dir/data" --log-level warn "$@" >"$dir/hub.out" 2>"$dir/hub.err" &
+    HUB_PID=$!
+    for _ in $(seq 100); do
+        grep -q '^listening on' "$dir/hub.out" 2>/dev/null && break
+        kill -0 "$HUB_PID" 2>/dev/null || { cat "$dir/hub.err" >&2; return 1; }
+        sleep 0.1
+    done
+    HUB_PORT="$(sed -n 's/^listening on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$dir/hub.out")"
+    HUB_URL="ws://127.0.0.1:$HUB_PORT"
+    echo "hub pid $HUB_PID on $HUB_URL ($dir)" >&2
+}
+
+stop_hub() {
+    if [[ -n "${HUB_PID:-}" ]] && kill -0 "$HUB_PID" 2>/dev/null; then
+        kill -TERM "$HUB_PID"; wait "$HUB_PID" 2>/dev/null || true
+    fi
+    HUB_PID=""
+}
+
+# load NAME [trackhub-load flags...]: runs the generator against $HUB_URL, keeps its JSON line.
+load() {
+    local name="$1"; shift
+    local dir="$OUT/$name"
+    mkdir -p "$dir"
+    echo "+ trackhub-load --url $HUB_URL --hub-pid $HUB_PID ${ROUTES_FLAG[*]} $*" | tee "$dir/command.txt" >&2
+    set +e
+    "$BIN/trackhub-load" --url "$HUB_URL" --hub-pid "$HUB_PID" "${ROUTES_FLAG[@]}" "$@" >"$dir/summary.json" 2> >(tee "$dir/live.txt" >&2)
+    local status=$?
+    set -e
+    echo "$name: exit $status; summary in $dir/summary.json" >&2
+    tail -n 1 "$dir/summary.json"
+    return $status
+}
