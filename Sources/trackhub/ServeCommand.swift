@@ -62,6 +62,7 @@ enum ServeCommand {
         }
         if let data = flags.string("data") { config.dataDirectory = data }
         config.jwtSecret = flags.string("jwt-secret")
+        if config.jwtSecret?.isEmpty == true { throw UsageError("--jwt-secret: an empty secret would sign tokens with no key") }
         config.tickHz = try flags.int("tick-hz", range: 1...60) ?? config.tickHz
         config.fleetHz = try flags.double("fleet-hz", range: 0.1...10) ?? config.fleetHz
         config.webRoot = flags.string("web-root")
@@ -119,7 +120,8 @@ enum ServeCommand {
         }
         let log = Logger(level: config.logLevel)
         if config.jwtSecret == nil {
-            log.warn("OPEN MODE: no --jwt-secret, every client may do everything. For development only.")
+            // Said at every log level: an open hub must never go unnoticed.
+            FileHandle.standardError.write(Data("trackhub warn: OPEN MODE: no --jwt-secret, every client may do everything. For development only.\n".utf8))
         }
         // The durable store (PROTOCOL 7): SQLite in --data. A directory or file that cannot be
         // used is a one-line error naming it, exit 2.
@@ -131,6 +133,12 @@ enum ServeCommand {
             return 2
         }
         let hub = Hub(config: config, store: store)
+        // Watch the signals before the port opens: a SIGTERM that comes right after the
+        // "listening on" line must drain the hub, not kill it.
+        let signals = SignalWatcher { signal in
+            log.info("received \(signal), draining")
+            hub.beginShutdown()
+        }
         do {
             try hub.start()
         } catch {
@@ -141,10 +149,6 @@ enum ServeCommand {
         let scheme = config.tlsCertPath == nil ? "http" : "https"
         // Scripts and tests wait for this exact line (PROTOCOL 9); write it unbuffered.
         FileHandle.standardOutput.write(Data("listening on \(scheme)://\(config.listenHost):\(hub.port)\n".utf8))
-        let signals = SignalWatcher { signal in
-            log.info("received \(signal), draining")
-            hub.beginShutdown()
-        }
         hub.waitUntilStopped()
         signals.cancel()
         store.close()

@@ -197,6 +197,8 @@ extension Hub: ServerHostDelegate {
     }
 
     func timerFired() {
+        // Work handed in before the loop could be woken (e.g. a signal during start-up).
+        drainInbox()
         tick()
     }
 }
