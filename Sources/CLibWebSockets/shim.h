@@ -25,6 +25,11 @@ static inline void trackhub_lws_silent_logs(void) { lws_set_log_level(0, NULL); 
 static inline int trackhub_lws_write_text(struct lws *wsi, unsigned char *payload, size_t len) {
     return lws_write(wsi, payload, len, LWS_WRITE_TEXT);
 }
+/* A ping with a short payload; `payload` must have LWS_PRE bytes of headroom and room for 2 bytes. */
+static inline int trackhub_lws_write_ping(struct lws *wsi, unsigned char *payload) {
+    payload[0] = 't'; payload[1] = 'h';
+    return lws_write(wsi, payload, 2, LWS_WRITE_PING);
+}
 static inline int trackhub_lws_write_http(struct lws *wsi, unsigned char *payload, size_t len) {
     return lws_write(wsi, payload, len, LWS_WRITE_HTTP);
 }

@@ -38,6 +38,7 @@ enum ServeCommand {
       --auth-timeout DURATION   wait for a valid token on a secured hub (default 10s)
       --max-unsent BYTES        unsent data of a connection for 2 s before close 1008 (default 1MiB)
       --max-clock-skew DURATION how far a fix's ts may be ahead of the hub's clock (default 5m)
+      --ping-interval DURATION  WebSocket ping interval; two unanswered pings drop a connection (default 30s)
 
     Prints "listening on http://HOST:PORT" once it accepts connections.
     """
@@ -46,7 +47,7 @@ enum ServeCommand {
         "listen", "data", "jwt-secret", "tick-hz", "fleet-hz", "cluster", "web-root", "tls-cert", "tls-key",
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
-        "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop",
+        "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -96,6 +97,8 @@ enum ServeCommand {
         config.authTimeoutMs = try flags.durationMs("auth-timeout") ?? config.authTimeoutMs
         config.maxUnsentBytes = try flags.bytes("max-unsent", range: 1024...(1 << 30)) ?? config.maxUnsentBytes
         config.maxClockSkewMs = try flags.durationMs("max-clock-skew") ?? config.maxClockSkewMs
+        config.pingIntervalMs = try flags.durationMs("ping-interval") ?? config.pingIntervalMs
+        if config.pingIntervalMs < 100 { throw UsageError("--ping-interval: must be at least 100ms") }
         if let loop = flags.string("event-loop") {
             guard loop == "libev" || loop == "poll" else { throw UsageError("--event-loop: \(loop) is not libev or poll") }
             config.useLibev = loop == "libev"

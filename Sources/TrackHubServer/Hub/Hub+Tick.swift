@@ -40,10 +40,11 @@ extension Hub {
             lastStateFlush = now
             flushChangedTripStates()
         }
-        if now - lastHousekeeping >= 500 {
+        if now - lastHousekeeping >= min(500, config.pingIntervalMs / 2) {
             let previousHousekeeping = lastHousekeeping  // for the once-a-minute retention check
             lastHousekeeping = now
             closeSlowConsumers(now: now)
+            sweepKeepalive(now: now)
             sweepTokens(now: now)
             endArrivedTrips(now: now)
             fleetTickIfDue(now: now)

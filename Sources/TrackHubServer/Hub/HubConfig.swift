@@ -28,6 +28,8 @@ public struct HubConfig: Sendable {
     /// How long a connection may stay over `maxUnsentBytes` before it is closed (PROTOCOL 7).
     public var maxUnsentDurationMs: Int64 = 2000
     public var maxClockSkewMs: Int64 = 5 * 60 * 1000
+    /// WebSocket ping interval (PROTOCOL 1: 30 s; tests shorten it).
+    public var pingIntervalMs: Int64 = 30_000
     public var retainDays = 30
     public var syncFull = false
     public var logLevel = "info"

@@ -13,6 +13,9 @@ struct Session {
     var subscriptions: [String: SubscriptionMode] = [:]
     /// The normalised viewport key this connection watches (nil: none).
     var viewportKey: String?
+    /// Pings sent since the last pong (PROTOCOL 1: two unanswered pings drop the connection).
+    var unansweredPings = 0
+    var lastPingAt: Int64
     /// Since when the unsent data has been over the limit (nil: under it).
     var overLimitSince: Int64?
     /// Set once the hub decided to close it; nothing more is queued.
@@ -27,6 +30,7 @@ struct Session {
         self.id = id
         self.peerAddress = peerAddress
         self.openedAt = now
+        self.lastPingAt = now
         self.fixTokens = Double(fixRate)
         self.fixTokensUpdatedAt = now
         self.grants = grants

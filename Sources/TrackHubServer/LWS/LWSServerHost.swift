@@ -10,6 +10,8 @@ protocol ServerHostDelegate: AnyObject {
     /// One whole text message (fragments already joined, size already checked).
     func connectionReceived(_ id: ConnectionID, message: [UInt8])
     func connectionClosed(_ id: ConnectionID)
+    /// A pong came back.
+    func connectionAnsweredPing(_ id: ConnectionID)
     /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
     func httpRequest(_ request: HTTPRequest)
@@ -31,9 +33,6 @@ struct ServerHostOptions: Sendable {
     var maxBodyBytes: Int
     var tlsCertPath: String?
     var tlsKeyPath: String?
-    /// Seconds of silence before lws pings, and before it hangs up (PROTOCOL 1: ping every 30 s).
-    var pingIntervalSeconds: Int = 30
-    var hangupSeconds: Int = 70
 }
 
 enum ServerHostError: Error, CustomStringConvertible {
@@ -59,7 +58,6 @@ final class LWSServerHost: @unchecked Sendable {
     // C state that must outlive the context.
     private var context: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
-    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let interfaceName: UnsafeMutablePointer<CChar>?
     private let certPath: UnsafeMutablePointer<CChar>?
@@ -94,10 +92,6 @@ final class LWSServerHost: @unchecked Sendable {
         keyPath = options.tlsKeyPath.map { strdup($0) }
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
-        retryPolicy = .allocate(capacity: 1)
-        retryPolicy.initialize(to: lws_retry_bo_t())
-        retryPolicy.pointee.secs_since_valid_ping = UInt16(options.pingIntervalSeconds)
-        retryPolicy.pointee.secs_since_valid_hangup = UInt16(options.hangupSeconds)
         timer = .allocate(capacity: 1)
         timer.initialize(to: trackhub_timer())
     }
@@ -108,7 +102,6 @@ final class LWSServerHost: @unchecked Sendable {
         free(certPath)
         free(keyPath)
         protocols.deallocate()
-        retryPolicy.deallocate()
         timer.deallocate()
     }
 
@@ -126,7 +119,9 @@ final class LWSServerHost: @unchecked Sendable {
         info.iface = interfaceName.map { UnsafePointer($0) }
         info.protocols = UnsafePointer(protocols)
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        // No `retry_and_idle_policy`: lws would keep one validity timer per connection in a
+        // sorted list and re-insert it on traffic, a walk over every connection (12 % of the
+        // hub's time at 10 000 viewers). The hub pings from its own sweep instead (Hub+Keepalive).
         info.timeout_secs = 20
         info.options = trackhub_opt_validate_utf8()
         if options.useLibev { info.options |= trackhub_opt_libev() }
@@ -220,6 +215,24 @@ final class LWSServerHost: @unchecked Sendable {
         return .written
     }
 
+    /// Sends a WebSocket ping now; false when lws still holds unsent bytes for it (the
+    /// connection is not reading, so the ping would only wait behind them).
+    func ping(_ id: ConnectionID) -> Bool {
+        guard let wsi = sockets[id], pendingCloses[id] == nil, lws_partial_buffered(wsi) == 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: OutboundMessage.headroom + 2)
+        let written = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
+            guard let base = raw.baseAddress else { return -1 }
+            return trackhub_lws_write_ping(wsi, base + OutboundMessage.headroom)
+        }
+        return written >= 0
+    }
+
+    /// Drops a connection at once, without a close handshake (a peer that stopped answering).
+    func drop(_ id: ConnectionID) {
+        guard let wsi = sockets[id] else { return }
+        trackhub_lws_kill_async(wsi)
+    }
+
     /// Closes a WebSocket connection with a code, after whatever is being written now.
     func close(_ id: ConnectionID, code: UInt16, reason: String) {
         guard let wsi = sockets[id] else { return }
@@ -296,6 +309,10 @@ final class LWSServerHost: @unchecked Sendable {
             } else {
                 fragments[id] = buffer
             }
+            return 0
+
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if let id = connectionID(user) { delegate?.connectionAnsweredPing(id) }
             return 0
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
