@@ -44,10 +44,11 @@ let package = Package(
             name: "TrackHubSimulator",
             dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubServer"]
         ),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubSimulator"]),
+        .target(name: "TrackHubCLI"),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
-            dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets"]
+            dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets", "TrackHubCLI"]
         ),
         .executableTarget(
             name: "TrackHubBench",

@@ -1,3 +1,4 @@
+import TrackHubCLI
 import Foundation
 
 /// What the hub under load is: TrackHub itself, or nginx + Nchan for the side-by-side.
@@ -85,7 +86,7 @@ struct LoadOptions: Sendable {
 
     /// Parses the arguments; nil means `--help`.
     static func parse(_ arguments: [String]) throws -> LoadOptions? {
-        let flags = try Flags(arguments: arguments, known: flagNames)
+        let flags = try Flags(arguments: arguments, known: flagNames, environmentPrefix: "TRACKHUB_LOAD_")
         if flags.switches.contains("help") { return nil }
         var o = LoadOptions()
         if let url = flags.string("url") { o.url = url }

@@ -1,3 +1,4 @@
+import TrackHubCLI
 import Foundation
 import TrackHubServer
 import TrackHubStore

@@ -1,23 +1,25 @@
 import Foundation
 
 /// A command-line error: printed as one line naming the flag, exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct UsageError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Reads `--flag value` / `--flag=value` pairs, with every flag also read from its
-/// environment variable (`TRACKHUB_LOAD_` + the name in capitals, `_` for `-`); flags win.
-struct Flags {
-    static let environmentPrefix = "TRACKHUB_LOAD_"
-
+/// environment variable (`environmentPrefix` + the name in capitals, `_` for `-`; `TRACKHUB_`
+/// for `trackhub`, `TRACKHUB_LOAD_` for `trackhub-load`); flags win.
+public struct Flags {
     private var values: [String: String] = [:]
     private var repeated: [String: [String]] = [:]
-    private(set) var switches: Set<String> = []
-    let known: Set<String>
-    let knownSwitches: Set<String>
+    public private(set) var switches: Set<String> = []
+    public let known: Set<String>
+    public let knownSwitches: Set<String>
 
-    init(arguments: [String], known: Set<String>, switches knownSwitches: Set<String> = ["help"], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(
+        arguments: [String], known: Set<String>, switches knownSwitches: Set<String> = ["help"],
+        environmentPrefix: String = "TRACKHUB_", environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
         self.known = known
         self.knownSwitches = knownSwitches
         var index = 0
@@ -46,7 +48,7 @@ struct Flags {
             index += 1
         }
         for name in known where values[name] == nil {
-            let variable = Flags.environmentPrefix + name.uppercased().replacingOccurrences(of: "-", with: "_")
+            let variable = environmentPrefix + name.uppercased().replacingOccurrences(of: "-", with: "_")
             if let fromEnvironment = environment[variable], !fromEnvironment.isEmpty {
                 values[name] = fromEnvironment
                 repeated[name] = [fromEnvironment]
@@ -54,11 +56,11 @@ struct Flags {
         }
     }
 
-    func string(_ name: String) -> String? { values[name] }
+    public func string(_ name: String) -> String? { values[name] }
 
-    func all(_ name: String) -> [String] { repeated[name] ?? [] }
+    public func all(_ name: String) -> [String] { repeated[name] ?? [] }
 
-    func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+    public func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text = values[name] else { return nil }
         guard let value = Int(text), range.contains(value) else {
             throw UsageError("--\(name): \(text) is not an integer within \(range.lowerBound)–\(range.upperBound)")
@@ -66,7 +68,7 @@ struct Flags {
         return value
     }
 
-    func double(_ name: String, range: ClosedRange<Double>) throws -> Double? {
+    public func double(_ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = values[name] else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
             throw UsageError("--\(name): \(text) is not a number within \(range.lowerBound)–\(range.upperBound)")
@@ -75,7 +77,7 @@ struct Flags {
     }
 
     /// A duration with a unit: `500ms`, `30s`, `10m`, `1h`, `2d` (PROTOCOL conventions).
-    func durationMs(_ name: String) throws -> Int64? {
+    public func durationMs(_ name: String) throws -> Int64? {
         guard let text = values[name] else { return nil }
         guard let ms = Flags.parseDurationMs(text), ms >= 0 else {
             throw UsageError("--\(name): \(text) is not a duration (a number with a unit s, m, h or d, e.g. 30s)")
@@ -84,7 +86,7 @@ struct Flags {
     }
 
     /// A byte size: `65536`, `64KiB`, `1MiB`.
-    func bytes(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+    public func bytes(_ name: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text = values[name] else { return nil }
         let units: [(String, Int)] = [("KiB", 1024), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1000), ("MB", 1_000_000), ("B", 1), ("", 1)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
@@ -93,7 +95,7 @@ struct Flags {
         throw UsageError("--\(name): \(text) is not a size within \(range.lowerBound)–\(range.upperBound) bytes (e.g. 65536 or 64KiB)")
     }
 
-    static func parseDurationMs(_ text: String) -> Int64? {
+    public static func parseDurationMs(_ text: String) -> Int64? {
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             guard let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
