@@ -47,6 +47,15 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// Hands over the JSON written so far (without the headroom) and forgets it, keeping the
+    /// writer's place in the document (the next value still gets its comma): for streaming a
+    /// long document in parts.
+    public mutating func takeWritten() -> [UInt8] {
+        let written = Array(bytes[headroom...])
+        bytes.removeSubrange(headroom...)
+        return written
+    }
+
     /// The buffer (headroom included), ending the writer.
     public consuming func finish() -> [UInt8] { bytes }
 

@@ -14,11 +14,19 @@ public final class MemoryTripStore: TripStore {
         var createdAt: Int64 = 0
         var riderJSON: [UInt8]?
         var fixes: [StoredFix] = []
+        /// Each fix's number (`TrailCursor.n`), in step with `fixes`.
+        var fixNumbers: [Int64] = []
         var firstEventN = 1
         var events: [[UInt8]] = []
     }
 
-    private let state = Mutex<[String: TripData]>([:])
+    private struct State {
+        var trips: [String: TripData] = [:]
+        /// The number of the last fix stored, in any trip.
+        var lastFixNumber: Int64 = 0
+    }
+
+    private let state = Mutex<State>(State())
     private let queue = DispatchQueue(label: "trackhub.memory-store")
     private let failing = Atomic<Bool>(false)
     public let maxFixesPerTrip: Int
@@ -40,85 +48,128 @@ public final class MemoryTripStore: TripStore {
                 completion(.failure(.unavailable("the store is failing (test hook)")))
                 return
             }
-            state.withLock { trips in
-                for record in records { apply(record, to: &trips) }
+            state.withLock { state in
+                for record in records { apply(record, to: &state) }
             }
             completion(.success(()))
         }
     }
 
-    private func apply(_ record: StoreRecord, to trips: inout [String: TripData]) {
+    private func apply(_ record: StoreRecord, to state: inout State) {
         switch record {
         case .tripState(let trip, let createdAt, let riderJSON):
-            var data = trips[trip.id, default: TripData()]
+            var data = state.trips[trip.id, default: TripData()]
             data.trip = trip
             data.createdAt = createdAt
             data.riderJSON = riderJSON
-            trips[trip.id] = data
+            state.trips[trip.id] = data
         case .fix(let tripID, let fix, let refusal, _):
-            var data = trips[tripID, default: TripData()]
-            // Keep (ts, seq) order: fixes mostly arrive in order, so insert from the back.
+            var data = state.trips[tripID, default: TripData()]
+            state.lastFixNumber += 1
+            // Keep (ts, seq, n) order: fixes mostly arrive in order, so insert from the back.
             var index = data.fixes.count
-            while index > 0, Self.isAfter(data.fixes[index - 1].fix, fix) { index -= 1 }
+            while index > 0, Self.key(data.fixes[index - 1].fix) > Self.key(fix) { index -= 1 }
             data.fixes.insert(StoredFix(fix: fix, refusal: refusal), at: index)
-            if data.fixes.count > maxFixesPerTrip { data.fixes.removeFirst(data.fixes.count - maxFixesPerTrip) }
-            trips[tripID] = data
+            data.fixNumbers.insert(state.lastFixNumber, at: index)
+            if data.fixes.count > maxFixesPerTrip {
+                data.fixes.removeFirst(data.fixes.count - maxFixesPerTrip)
+                data.fixNumbers.removeFirst(data.fixNumbers.count - maxFixesPerTrip)
+            }
+            state.trips[tripID] = data
         case .event(let tripID, _, let encoded):
-            var data = trips[tripID, default: TripData()]
+            var data = state.trips[tripID, default: TripData()]
             data.events.append(encoded)
             if data.events.count > maxEventsPerTrip {
                 let excess = data.events.count - maxEventsPerTrip
                 data.events.removeFirst(excess)
                 data.firstEventN += excess
             }
-            trips[tripID] = data
+            state.trips[tripID] = data
         }
     }
 
-    private static func isAfter(_ a: FixInput, _ b: FixInput) -> Bool {
-        if a.ts != b.ts { return a.ts > b.ts }
-        return (a.seq ?? -1) > (b.seq ?? -1)
+    /// The trail order of the SQLite store: by ts, then seq, a fix without seq first.
+    private static func key(_ fix: FixInput) -> TrailKey {
+        TrailKey(ts: fix.ts, hasSeq: fix.seq != nil, seq: fix.seq ?? 0)
+    }
+
+    private struct TrailKey: Comparable {
+        var ts: Int64
+        var hasSeq: Bool
+        var seq: Int64
+        static func < (a: TrailKey, b: TrailKey) -> Bool {
+            if a.ts != b.ts { return a.ts < b.ts }
+            if a.hasSeq != b.hasSeq { return !a.hasSeq }
+            return a.seq < b.seq
+        }
     }
 
     public func loadTrips() throws(StoreError) -> [StoredTrip] {
-        state.withLock { trips in
-            trips.values.compactMap { data in data.trip.map { StoredTrip(trip: $0, createdAt: data.createdAt, riderJSON: data.riderJSON) } }
+        state.withLock { state in
+            state.trips.values.compactMap { data in data.trip.map { StoredTrip(trip: $0, createdAt: data.createdAt, riderJSON: data.riderJSON) } }
         }
     }
 
     public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
-        state.withLock { trips in
-            guard let data = trips[tripID] else { return [] }
+        state.withLock { state in
+            guard let data = state.trips[tripID] else { return [] }
             let start = max(0, after + 1 - data.firstEventN)
             guard start < data.events.count else { return [] }
             return Array(data.events[start..<min(data.events.count, start + limit)])
         }
     }
 
-    public func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix] {
-        state.withLock { trips in
-            guard let data = trips[tripID] else { return [] }
-            var result: [StoredFix] = []
-            for stored in data.fixes {
-                if let from, stored.fix.ts < from { continue }
-                if let to, stored.fix.ts > to { break }
-                result.append(stored)
-                if result.count >= limit { break }
+    public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
+        state.withLock { state in
+            guard let data = state.trips[tripID], limit > 0 else { return TrailPage(fixes: [], next: nil) }
+            // The first fix after the cursor and not before `from` (binary search: fixes are sorted).
+            let lower = TrailKey(ts: from ?? Int64.min, hasSeq: false, seq: 0)
+            var low = 0
+            var high = data.fixes.count
+            while low < high {
+                let middle = (low + high) / 2
+                let key = Self.key(data.fixes[middle].fix)
+                let isBefore: Bool
+                if key < lower {
+                    isBefore = true
+                } else if let after {
+                    let cursor = TrailKey(ts: after.ts, hasSeq: after.seq != nil, seq: after.seq ?? 0)
+                    isBefore = key < cursor || (key == cursor && data.fixNumbers[middle] <= after.n)
+                } else {
+                    isBefore = false
+                }
+                if isBefore { low = middle + 1 } else { high = middle }
             }
-            return result
+            var fixes: [StoredFix] = []
+            var next: TrailCursor?
+            for index in low..<data.fixes.count {
+                let stored = data.fixes[index]
+                if let to, stored.fix.ts > to { break }
+                if let storedUpTo, data.fixNumbers[index] > storedUpTo { continue }
+                fixes.append(stored)
+                if fixes.count == limit {
+                    next = TrailCursor(ts: stored.fix.ts, seq: stored.fix.seq, n: data.fixNumbers[index])
+                    break
+                }
+            }
+            return TrailPage(fixes: fixes, next: next)
         }
     }
 
+    public func fixMark() throws(StoreError) -> Int64 {
+        state.withLock { $0.lastFixNumber }
+    }
+
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
-        state.withLock { trips in
-            guard let data = trips[tripID] else { return [] }
+        state.withLock { state in
+            guard let data = state.trips[tripID] else { return [] }
             return Array(data.fixes.suffix(count))
         }
     }
 
     public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {
-        state.withLock { trips in
-            guard let data = trips[tripID] else { return false }
+        state.withLock { state in
+            guard let data = state.trips[tripID] else { return false }
             if let seq { return data.fixes.contains { $0.fix.seq == seq } }
             return data.fixes.contains { $0.fix.ts == ts }
         }
@@ -126,7 +177,7 @@ public final class MemoryTripStore: TripStore {
 
     /// Removes a trip and everything stored for it (retention).
     public func forget(tripID: String) {
-        _ = state.withLock { $0.removeValue(forKey: tripID) }
+        _ = state.withLock { $0.trips.removeValue(forKey: tripID) }
     }
 
     public func close() {

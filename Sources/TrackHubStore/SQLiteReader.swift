@@ -77,19 +77,38 @@ final class SQLiteReader {
         return result
     }
 
-    func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(SQLiteError) -> [StoredFix] {
+    /// A page of the trail, keyset-paged on (ts, seq, id): the range on `ts` uses the
+    /// `fixes_trail (trip, ts, seq)` index, whose order (row id last) is the one asked for.
+    func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(SQLiteError) -> TrailPage {
         let s = try statement("""
-            SELECT \(Self.fixColumns) FROM fixes WHERE trip = \(Self.tripKey) AND ts >= ?2 AND ts <= ?3
-            ORDER BY ts, seq, id LIMIT ?4
+            SELECT id, \(Self.fixColumns) FROM fixes WHERE trip = \(Self.tripKey) AND ts >= ?2 AND ts <= ?3 AND id <= ?4
+            AND (ts > ?5 OR seq > ?6 OR (?6 IS NULL AND seq IS NOT NULL) OR (seq IS ?6 AND id > ?7))
+            ORDER BY ts, seq, id LIMIT ?8
             """)
         defer { s.reset() }
+        let cursor = after ?? TrailCursor(ts: Int64.min, seq: nil, n: Int64.min)
         s.bind(1, tripID)
-        s.bind(2, from ?? Int64.min)
+        s.bind(2, max(from ?? Int64.min, cursor.ts))
         s.bind(3, to ?? Int64.max)
-        s.bind(4, limit)
-        var result: [StoredFix] = []
-        while try s.step() { result.append(Self.fix(s)) }
-        return result
+        s.bind(4, storedUpTo ?? Int64.max)
+        s.bind(5, cursor.ts)
+        s.bind(6, cursor.seq)
+        s.bind(7, cursor.n)
+        s.bind(8, limit)
+        var fixes: [StoredFix] = []
+        var last: Int64 = 0
+        while try s.step() {
+            last = s.int64(0)
+            fixes.append(Self.fix(s, offset: 1))
+        }
+        guard fixes.count == limit, let final = fixes.last else { return TrailPage(fixes: fixes, next: nil) }
+        return TrailPage(fixes: fixes, next: TrailCursor(ts: final.fix.ts, seq: final.fix.seq, n: last))
+    }
+
+    func fixMark() throws(SQLiteError) -> Int64 {
+        let s = try statement("SELECT COALESCE(MAX(id), 0) FROM fixes")
+        defer { s.reset() }
+        return try s.step() ? s.int64(0) : 0
     }
 
     func recent(tripID: String, count: Int) throws(SQLiteError) -> [StoredFix] {

@@ -395,9 +395,15 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         return try read { r throws(SQLiteError) in try r.events(tripID: tripID, after: after, limit: limit) }
     }
 
-    public func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix] {
-        guard limit > 0 else { return [] }
-        return try read { r throws(SQLiteError) in try r.trail(tripID: tripID, from: from, to: to, limit: limit) }
+    public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
+        guard limit > 0 else { return TrailPage(fixes: [], next: nil) }
+        return try read { r throws(SQLiteError) in
+            try r.trailPage(tripID: tripID, after: after, from: from, to: to, storedUpTo: storedUpTo, limit: limit)
+        }
+    }
+
+    public func fixMark() throws(StoreError) -> Int64 {
+        try read { r throws(SQLiteError) in try r.fixMark() }
     }
 
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {

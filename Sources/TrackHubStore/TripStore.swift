@@ -20,6 +20,31 @@ public struct StoredFix: Sendable, Equatable {
     }
 }
 
+/// Where a paged trail read stands: the sort key of the last fix handed out. Fixes sort by
+/// (`ts`, `seq`, `n`), a fix without seq before those with one at the same `ts`.
+public struct TrailCursor: Sendable, Equatable {
+    public var ts: Int64
+    public var seq: Int64?
+    /// The store's number for the fix, growing with every fix stored (SQLite: its row id);
+    /// it orders fixes with equal (`ts`, `seq`) and bounds a read with `storedUpTo`.
+    public var n: Int64
+    public init(ts: Int64, seq: Int64?, n: Int64) {
+        self.ts = ts
+        self.seq = seq
+        self.n = n
+    }
+}
+
+/// One page of a trail: its fixes, and where the next page starts (nil: this was the last).
+public struct TrailPage: Sendable {
+    public var fixes: [StoredFix]
+    public var next: TrailCursor?
+    public init(fixes: [StoredFix], next: TrailCursor?) {
+        self.fixes = fixes
+        self.next = next
+    }
+}
+
 /// A trip as loaded at start-up.
 public struct StoredTrip: Sendable {
     public var trip: Trip
@@ -62,8 +87,12 @@ public protocol TripStore: AnyObject, Sendable {
     func loadTrips() throws(StoreError) -> [StoredTrip]
     /// Encoded events of a trip with `n > after`, in order, at most `limit`.
     func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]]
-    /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, at most `limit`.
-    func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix]
+    /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, that sort after
+    /// `after` and were stored no later than `storedUpTo` (a `fixMark()`), at most `limit`.
+    /// Reading page after page from one mark gives the same fixes however often it is repeated.
+    func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage
+    /// The number of the last fix stored so far (0: none), for `trailPage(storedUpTo:)`.
+    func fixMark() throws(StoreError) -> Int64
     /// The last `count` stored fixes of a trip, oldest first (for snapshots).
     func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix]
     /// Whether a fix with this seq (or, without seq, this ts) is stored for the trip.
@@ -72,4 +101,11 @@ public protocol TripStore: AnyObject, Sendable {
     var isHealthy: Bool { get }
     /// Waits for pending batches and releases resources.
     func close()
+}
+
+extension TripStore {
+    /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, at most `limit`.
+    public func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix] {
+        try trailPage(tripID: tripID, after: nil, from: from, to: to, storedUpTo: nil, limit: limit).fixes
+    }
 }

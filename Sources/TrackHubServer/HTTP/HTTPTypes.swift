@@ -28,13 +28,22 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var contentType: String
     public var headers: [(name: String, value: String)]
+    /// The whole body, or with `next` its first part.
     public var body: [UInt8]
+    /// For a streamed body (chunked transfer encoding, no Content-Length): called on the
+    /// service thread for each further part, one per writeable callback, until it returns nil.
+    /// Throwing drops the connection without ending the body, so the client sees it cut short.
+    public var next: (@Sendable () throws -> [UInt8]?)?
 
-    public init(status: Int, contentType: String = "application/json", headers: [(name: String, value: String)] = [], body: [UInt8]) {
+    public init(
+        status: Int, contentType: String = "application/json", headers: [(name: String, value: String)] = [], body: [UInt8],
+        next: (@Sendable () throws -> [UInt8]?)? = nil
+    ) {
         self.status = status
         self.contentType = contentType
         self.headers = headers
         self.body = body
+        self.next = next
     }
 }
 

@@ -169,51 +169,21 @@ extension Hub {
         respond(connection, status: status, json: ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis())))
     }
 
+    /// The trail (PROTOCOL 5), streamed page by page when it is longer than one page
+    /// (`TrailStream`); a trail that fits in one page goes out whole, with its length.
     private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery) {
-        let fixes: [StoredFix]
+        let stream: TrailStream
+        let first: [UInt8]
         do {
-            fixes = try store.trail(tripID: id, from: query.from, to: query.to, limit: 1_000_000)
+            stream = try TrailStream(store: store, tripID: id, query: query)
+            first = stream.fitsInOnePage ? try stream.wholeBody() : try stream.nextChunk() ?? []
         } catch {
             respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
             return
         }
-        var w = JSONWriter(headroom: 0, capacity: 128 + fixes.count * 64)
-        w.beginObject()
-        w.field("type", "Feature")
-        w.key("geometry")
-        if fixes.count >= 2 {
-            w.beginObject()
-            w.field("type", "LineString")
-            w.key("coordinates")
-            w.beginArray()
-            for stored in fixes { w.lonLat(lon: stored.fix.lon, lat: stored.fix.lat) }
-            w.endArray()
-            w.endObject()
-        } else {
-            w.null()
-        }
-        w.key("properties")
-        w.beginObject()
-        w.field("trip", id)
-        w.key("ts")
-        w.beginArray()
-        for stored in fixes { w.int(stored.fix.ts) }
-        w.endArray()
-        w.key("seq")
-        w.beginArray()
-        for stored in fixes {
-            if let seq = stored.fix.seq { w.int(seq) } else { w.null() }
-        }
-        w.endArray()
-        w.key("reason")
-        w.beginArray()
-        for stored in fixes {
-            if let reason = stored.refusal { w.string(reason.rawValue) } else { w.null() }
-        }
-        w.endArray()
-        w.endObject()
-        w.endObject()
-        respond(connection, status: 200, json: w.finish())
+        var response = HTTPResponse(status: 200, headers: [("cache-control", "no-store")], body: first)
+        if !stream.fitsInOnePage { response.next = { try stream.nextChunk() } }
+        respond(connection, response)
     }
 
     // MARK: - Responses

@@ -380,6 +380,8 @@ final class LWSServerHost: @unchecked Sendable {
         var response: HTTPResponse?
         var headersSent = false
         var bodyOffset = 0
+        /// A streamed response's `body` is out; the next chunks come from its `next`.
+        var firstPartSent = false
         /// Handed to the delegate already (srvtests fix: lws still reports BODY_COMPLETION for a
         /// POST/PUT dispatched without a body, which ran e.g. a `proceed` twice).
         var dispatched = false
@@ -450,16 +452,25 @@ final class LWSServerHost: @unchecked Sendable {
         guard var state = http[id], let response = state.response else { return 0 }
         let pre = OutboundMessage.headroom
         if !state.headersSent {
-            var buffer = [UInt8](repeating: 0, count: pre + 2048 + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 })
+            // A streamed body is sent chunked, framed here: lws 4.1.6 does not do it. Given
+            // LWS_ILLEGAL_HTTP_CONTENT_LEN, `lws_add_http_common_headers` only leaves out the
+            // length and adds `connection: close` (the body then ends when the socket does),
+            // and `lws_write(LWS_WRITE_HTTP)` sends bytes as they are. Writing the status and
+            // headers ourselves keeps the connection reusable.
+            let streamed = response.next != nil
+            var headers = response.headers
+            if streamed { headers.insert(contentsOf: [("content-type", response.contentType), ("transfer-encoding", "chunked")], at: 0) }
+            var buffer = [UInt8](repeating: 0, count: pre + 2048 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 })
             let ok = buffer.withUnsafeMutableBufferPointer { raw -> Bool in
                 guard let base = raw.baseAddress else { return false }
                 let start = base + pre
                 var cursor: UnsafeMutablePointer<UInt8>? = start
                 let end = base + raw.count - 1
-                if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end) != 0 {
-                    return false
-                }
-                for header in response.headers {
+                let began = streamed
+                    ? lws_add_http_header_status(wsi, UInt32(response.status), &cursor, end)
+                    : lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end)
+                if began != 0 { return false }
+                for header in headers {
                     let name = header.name.lowercased() + ":"
                     let added = name.withCString { namePointer in
                         header.value.withCString { valuePointer in
@@ -477,11 +488,14 @@ final class LWSServerHost: @unchecked Sendable {
             if !ok { return -1 }
             state.headersSent = true
             http[id] = state
-            if response.body.isEmpty {
+            if response.body.isEmpty && !streamed {
                 return finishHTTP(wsi: wsi, id: id)
             }
             lws_callback_on_writable(wsi)
             return 0
+        }
+        if let next = response.next {
+            return writeStreamedHTTP(wsi: wsi, id: id, state: &state, next: next)
         }
         // One chunk per writeable callback; lws buffers what the socket does not take.
         let chunkSize = 64 * 1024
@@ -500,6 +514,47 @@ final class LWSServerHost: @unchecked Sendable {
         state.bodyOffset += take
         http[id] = state
         if isLast { return finishHTTP(wsi: wsi, id: id) }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// One chunk of a streamed body per writeable callback: `body` first, then what `next`
+    /// gives, each framed `<hex size>\r\n<data>\r\n`; `0\r\n\r\n` once `next` gives nil.
+    private func writeStreamedHTTP(
+        wsi: OpaquePointer, id: ConnectionID, state: inout HTTPExchangeState, next: () throws -> [UInt8]?
+    ) -> Int32 {
+        let part: [UInt8]?
+        if !state.firstPartSent {
+            part = state.response?.body
+            state.firstPartSent = true
+            state.response?.body = []  // not kept while the rest streams
+            http[id] = state
+        } else {
+            do { part = try next() } catch { return -1 }  // cut short: no last chunk
+        }
+        if part?.isEmpty == true {  // a chunk of size 0 would end the body
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        let pre = OutboundMessage.headroom
+        var chunk = [UInt8](repeating: 0, count: pre)
+        if let part {
+            chunk.reserveCapacity(pre + part.count + 16)
+            chunk.append(contentsOf: String(part.count, radix: 16).utf8)
+            chunk.append(contentsOf: [0x0D, 0x0A])
+            chunk.append(contentsOf: part)
+            chunk.append(contentsOf: [0x0D, 0x0A])
+        } else {
+            chunk.append(contentsOf: "0\r\n\r\n".utf8)
+        }
+        let written = chunk.withUnsafeMutableBufferPointer { raw -> Int32 in
+            guard let base = raw.baseAddress else { return -1 }
+            return part == nil
+                ? trackhub_lws_write_http_final(wsi, base + pre, raw.count - pre)
+                : trackhub_lws_write_http(wsi, base + pre, raw.count - pre)
+        }
+        if written < 0 { return -1 }
+        if part == nil { return finishHTTP(wsi: wsi, id: id) }
         lws_callback_on_writable(wsi)
         return 0
     }

@@ -96,17 +96,51 @@ enum HTTPTestClient {
         return parsed
     }
 
-    private static func parse(_ data: Data, complete: Bool = false) -> (status: Int, body: Data)? {
+    /// The status and body once `data` holds a whole response (`complete`: the peer has closed).
+    /// Bodies come with a Content-Length, chunked (streamed answers), or up to the close.
+    static func parse(_ data: Data, complete: Bool = false) -> (status: Int, body: Data)? {
         guard let separator = data.range(of: Data("\r\n\r\n".utf8)) else { return nil }
         let head = String(decoding: data[..<separator.lowerBound], as: UTF8.self)
         let lines = head.components(separatedBy: "\r\n")
         let statusParts = lines.first?.split(separator: " ") ?? []
         guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
         let body = data[separator.upperBound...]
-        if let lengthLine = lines.first(where: { $0.lowercased().hasPrefix("content-length:") }),
-           let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) {
+        func headerValue(_ name: String) -> String? {
+            lines.dropFirst().first { $0.lowercased().hasPrefix(name + ":") }
+                .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+        }
+        if headerValue("transfer-encoding")?.lowercased() == "chunked" {
+            return dechunk(body).map { (status, $0) }  // nil until the last chunk, even at close
+        }
+        if let length = headerValue("content-length").flatMap({ Int($0) }) {
             return body.count >= length ? (status, Data(body.prefix(length))) : nil
         }
         return complete ? (status, Data(body)) : nil
+    }
+
+    /// A chunked body's data (RFC 9112 7.1: `<hex size>[;ext]\r\n<data>\r\n` ..., `0\r\n`,
+    /// trailers, `\r\n`); nil while the last chunk has not arrived.
+    static func dechunk(_ body: Data) -> Data? {
+        let crlf = Data("\r\n".utf8)
+        var result = Data()
+        var position = body.startIndex
+        while true {
+            guard let lineEnd = body.range(of: crlf, in: position..<body.endIndex) else { return nil }
+            let sizeText = String(decoding: body[position..<lineEnd.lowerBound], as: UTF8.self)
+            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else { return nil }
+            position = lineEnd.upperBound
+            if size == 0 {
+                // Trailers (none expected), then the empty line.
+                while true {
+                    guard let end = body.range(of: crlf, in: position..<body.endIndex) else { return nil }
+                    if end.lowerBound == position { return result }
+                    position = end.upperBound
+                }
+            }
+            guard body.distance(from: position, to: body.endIndex) >= size + 2 else { return nil }
+            let dataEnd = body.index(position, offsetBy: size)
+            result.append(body[position..<dataEnd])
+            position = body.index(dataEnd, offsetBy: 2)
+        }
     }
 }

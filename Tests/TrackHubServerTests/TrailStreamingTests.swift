@@ -1,0 +1,220 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+@testable import TrackHubServer
+
+/// `GET /v1/trips/{id}/trail` streams long trails page by page (chunked), with the same bytes
+/// a whole-trail encoding gives.
+@Suite struct TrailStreamingTests {
+    /// The trail as encoded whole, the way the hub did before it streamed (the reference).
+    static func wholeEncoding(id: String, _ fixes: [StoredFix]) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 128 + fixes.count * 64)
+        w.beginObject()
+        w.field("type", "Feature")
+        w.key("geometry")
+        if fixes.count >= 2 {
+            w.beginObject()
+            w.field("type", "LineString")
+            w.key("coordinates")
+            w.beginArray()
+            for stored in fixes { w.lonLat(lon: stored.fix.lon, lat: stored.fix.lat) }
+            w.endArray()
+            w.endObject()
+        } else {
+            w.null()
+        }
+        w.key("properties")
+        w.beginObject()
+        w.field("trip", id)
+        w.key("ts")
+        w.beginArray()
+        for stored in fixes { w.int(stored.fix.ts) }
+        w.endArray()
+        w.key("seq")
+        w.beginArray()
+        for stored in fixes {
+            if let seq = stored.fix.seq { w.int(seq) } else { w.null() }
+        }
+        w.endArray()
+        w.key("reason")
+        w.beginArray()
+        for stored in fixes {
+            if let reason = stored.refusal { w.string(reason.rawValue) } else { w.null() }
+        }
+        w.endArray()
+        w.endObject()
+        w.endObject()
+        return w.finish()
+    }
+
+    static func expected(_ hub: TestHub, id: String, from: Int64? = nil, to: Int64? = nil) throws -> [UInt8] {
+        wholeEncoding(id: id, try hub.store.trail(tripID: id, from: from, to: to, limit: 1_000_000))
+    }
+
+    /// Posts `count` fixes in batches of 1 000: about 5 m apart, one a second, every 7th
+    /// without seq, every 500th late (stored, refused `out_of_order`). Returns their ts.
+    @discardableResult
+    static func postFixes(_ hub: TestHub, trip: String, count: Int) throws -> [Int64] {
+        let start = nowMillis() - Int64(count) * 1000 - 60_000
+        var times: [Int64] = []
+        for batchStart in stride(from: 0, to: count, by: 1000) {
+            var fixes: [[String: Any]] = []
+            for i in batchStart..<min(count, batchStart + 1000) {
+                var ts = start + Int64(i) * 1000
+                if i % 500 == 499 { ts -= 2500 }
+                var fix: [String: Any] = ["lat": 38.7 + Double(i) * 4.5e-5, "lon": -9.14, "ts": ts]
+                if i % 7 != 3 { fix["seq"] = i + 1 }
+                fixes.append(fix)
+                times.append(ts)
+            }
+            let (status, json) = try hub.httpJSON("POST", "/v1/trips/\(trip)/fixes", json: ["fixes": fixes])
+            #expect(status == 200, "\(json)")
+        }
+        return times
+    }
+
+    @Test func aLongTrailComesBackWholeInOrderAndChunked() throws {
+        let hub = try TestHub()
+        defer { hub.stop() }
+        try hub.createTrip(["id": "long"])
+        let times = try Self.postFixes(hub, trip: "long", count: 25_000)
+
+        let connection = try KeepAliveConnection(port: hub.port)
+        let (head, body) = try connection.get("/v1/trips/long/trail")
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.lowercased().contains("transfer-encoding: chunked"))
+        #expect(!head.lowercased().contains("content-length"))
+        let same = Array(body) == (try Self.expected(hub, id: "long"))
+        #expect(same, "the bytes of a whole encoding")
+
+        let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        let coordinates = try #require((json["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
+        let properties = try #require(json["properties"] as? [String: Any])
+        let ts = try #require(properties["ts"] as? [Int64])
+        let seq = try #require(properties["seq"] as? [Any])
+        let reasons = try #require(properties["reason"] as? [Any])
+        #expect(coordinates.count == 25_000 && ts.count == 25_000 && seq.count == 25_000 && reasons.count == 25_000)
+        #expect(ts == times.sorted(), "every fix, ordered by ts")
+        #expect(reasons.compactMap { $0 as? String }.count == 50, "the late ones are refused, and stored")
+        #expect(properties["trip"] as? String == "long")
+
+        // The connection is still good for another request.
+        let (againHead, again) = try connection.get("/healthz")
+        #expect(againHead.hasPrefix("HTTP/1.1 200"))
+        #expect(String(decoding: again, as: UTF8.self).contains("\"status\""))
+    }
+
+    @Test func fromAndToStillSelectOnTs() throws {
+        let hub = try TestHub()
+        defer { hub.stop() }
+        try hub.createTrip(["id": "window"])
+        let times = try Self.postFixes(hub, trip: "window", count: 9_000).sorted()
+
+        let (from, to) = (times[1_234], times[7_777])
+        let (status, body) = try hub.http("GET", "/v1/trips/window/trail?from=\(from)&to=\(to)")
+        #expect(status == 200)
+        let same = Array(body) == (try Self.expected(hub, id: "window", from: from, to: to))
+        #expect(same)
+        let json = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        let ts = (json?["properties"] as? [String: Any])?["ts"] as? [Int64]
+        #expect(ts == times.filter { $0 >= from && $0 <= to }, "inclusive on both ends")
+
+        let (_, single) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[4_000])&to=\(times[4_000])")
+        #expect(String(decoding: single, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[4_000], to: times[4_000]), as: UTF8.self))
+        #expect((try JSONSerialization.jsonObject(with: single) as? [String: Any])?["geometry"] is NSNull)
+        let (_, tail) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[8_999])")
+        #expect(String(decoding: tail, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[8_999]), as: UTF8.self))
+    }
+
+    @Test func aSmallTrailIsUnchangedAndSentWhole() throws {
+        let hub = try TestHub()
+        defer { hub.stop() }
+        try hub.createTrip(["id": "short"])
+        let connection = try KeepAliveConnection(port: hub.port)
+        let (emptyHead, empty) = try connection.get("/v1/trips/short/trail")
+        #expect(emptyHead.lowercased().contains("content-length"))
+        #expect(String(decoding: empty, as: UTF8.self)
+            == #"{"type":"Feature","geometry":null,"properties":{"trip":"short","ts":[],"seq":[],"reason":[]}}"#)
+
+        try Self.postFixes(hub, trip: "short", count: 30)
+        let (head, body) = try connection.get("/v1/trips/short/trail")
+        #expect(head.lowercased().contains("content-length: \(body.count)"))
+        #expect(!head.lowercased().contains("chunked"))
+        #expect(String(decoding: body, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "short"), as: UTF8.self))
+    }
+
+    /// Fixes stored while a trail streams (here one sorting into its middle) are in none of its
+    /// arrays, so they stay aligned.
+    @Test func fixesStoredWhileStreamingAreLeftOut() throws {
+        let store = MemoryTripStore()
+        defer { store.close() }
+        func append(_ fixes: [FixInput]) {
+            let done = DispatchSemaphore(value: 0)
+            store.append(fixes.map { .fix(tripID: "live", fix: $0, refusal: nil, receivedAt: 0) }) { _ in done.signal() }
+            done.wait()
+        }
+        let t0: Int64 = 1_700_000_000_000
+        let fixes = (0..<1_000).map { FixInput(lat: 38.7 + Double($0) * 4.5e-5, lon: -9.14, ts: t0 + Int64($0) * 1000, seq: Int64($0) + 1) }
+        append(fixes)
+        let stream = try TrailStream(store: store, tripID: "live", query: TrailQuery(), pageSize: 64)
+        #expect(!stream.fitsInOnePage)
+        var body = try #require(try stream.nextChunk())
+        append([FixInput(lat: 38.71, lon: -9.14, ts: t0 + 500_500, seq: 5_000)])
+        var chunks = 1
+        while let chunk = try stream.nextChunk() {
+            body += chunk
+            chunks += 1
+        }
+        #expect(chunks > 4 * (1_000 / 64), "page by page, four passes")
+        let stored = fixes.map { StoredFix(fix: $0, refusal: nil) }
+        let same = body == Self.wholeEncoding(id: "live", stored)
+        #expect(same, "the fixes of the mark, all arrays alike")
+    }
+}
+
+/// One HTTP/1.1 connection kept open across requests; answers read whole (length or chunked).
+final class KeepAliveConnection {
+    private let fd: Int32
+    private let port: Int
+
+    init(port: Int) throws {
+        self.port = port
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPTestClient.Failure(description: "socket failed") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw HTTPTestClient.Failure(description: "connect failed")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends a GET and reads its whole answer: the head and the (de-chunked) body.
+    func get(_ path: String) throws -> (head: String, body: Data) {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { throw HTTPTestClient.Failure(description: "send failed") }
+        var response = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { throw HTTPTestClient.Failure(description: "connection closed before the whole answer") }
+            response.append(contentsOf: buffer[0..<n])
+            if let parsed = HTTPTestClient.parse(response), let separator = response.range(of: Data("\r\n\r\n".utf8)) {
+                return (String(decoding: response[..<separator.lowerBound], as: UTF8.self), parsed.body)
+            }
+        }
+    }
+}
