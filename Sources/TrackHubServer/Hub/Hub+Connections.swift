@@ -60,16 +60,14 @@ extension Hub {
     }
 
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)? {
-        guard var session = sessions[id] else { return nil }
+        guard let session = sessions[id] else { return nil }
         session.awaitingWritable = false
         guard let message = session.queue.pop() else {
-            sessions[id] = session
             return nil
         }
         if session.queue.unsentBytes <= config.maxUnsentBytes { session.overLimitSince = nil }
         let hasMore = !session.queue.isEmpty
         if hasMore { session.awaitingWritable = true }
-        sessions[id] = session
         metrics.messagesOut += 1
         metrics.bytesOut += message.count
         return (message, hasMore)
@@ -79,7 +77,7 @@ extension Hub {
 
     /// Queues one message to a connection and asks for a writeable callback if needed.
     func enqueue(_ message: OutboundMessage, to id: ConnectionID) {
-        guard var session = sessions[id], !session.isClosing else { return }
+        guard let session = sessions[id], !session.isClosing else { return }
         if session.queue.isEmpty && !session.awaitingWritable {
             switch host.writeNow(id, message) {
             case .written:
@@ -98,7 +96,6 @@ extension Hub {
         }
         let needsWritable = !session.awaitingWritable
         session.awaitingWritable = true
-        sessions[id] = session
         if needsWritable { host.requestWritable(id) }
     }
 
@@ -114,10 +111,9 @@ extension Hub {
 
     /// Closes a connection with a WebSocket close code; nothing more is queued to it.
     func closeSession(_ id: ConnectionID, code: UInt16, reason: String) {
-        guard var session = sessions[id], !session.isClosing else { return }
+        guard let session = sessions[id], !session.isClosing else { return }
         session.isClosing = true
         session.queue.removeAll()
-        sessions[id] = session
         host.close(id, code: code, reason: reason)
     }
 
@@ -155,6 +151,11 @@ extension Hub {
     /// Sends one message to every subscriber of a trip, optionally only those in one mode.
     func broadcast(_ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil) -> Int {
         guard let followers = subscribers[trip] else { return 0 }
+        return broadcast(message, to: followers, mode: mode)
+    }
+
+    /// Sends one message to the given followers (the tick passes the ones it already looked up).
+    func broadcast(_ message: OutboundMessage, to followers: [ConnectionID: SubscriptionMode], mode: SubscriptionMode?) -> Int {
         var delivered = 0
         for (id, followerMode) in followers where mode == nil || followerMode == mode {
             enqueue(message, to: id)

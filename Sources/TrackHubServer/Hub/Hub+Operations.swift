@@ -62,13 +62,11 @@ extension Hub {
 
     private func receiveFix(from id: ConnectionID, trip: String, fix: FixInput, re: MessageID?, now: Int64) {
         metrics.fixesIn += 1
-        guard var session = sessions[id] else { return }
+        guard let session = sessions[id] else { return }
         if !session.takeFixToken(now: now, ratePerSecond: config.maxFixRate) {
-            sessions[id] = session
             sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
             return
         }
-        sessions[id] = session
         guard trips[trip] != nil else {
             sendError(to: id, re: re, ProtocolError(.notFound, "trip \(trip) does not exist"))
             return

@@ -20,7 +20,7 @@ extension Hub {
                 if let followers = subscribers[id], followers.values.contains(.frames) {
                     let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
                     metrics.framesEncoded += 1
-                    metrics.framesOut += broadcast(message, trip: id, mode: .frames)
+                    metrics.framesOut += broadcast(message, to: followers, mode: .frames)
                 }
             } else if !isAnimating {
                 stopped.append(id)

@@ -2,7 +2,9 @@ import TrackHubCore
 import TrackHubProtocol
 
 /// One WebSocket connection's state. Lives on the service thread.
-struct Session {
+/// A class: the fan-out looks a session up once per delivery, and a struct would be copied
+/// (one retain per field) on every lookup. Touched only on the service thread.
+final class Session {
     let id: ConnectionID
     let peerAddress: String
     let openedAt: Int64
@@ -37,7 +39,7 @@ struct Session {
     }
 
     /// Takes one fix token; false when the connection is over its rate.
-    mutating func takeFixToken(now: Int64, ratePerSecond: Int) -> Bool {
+    func takeFixToken(now: Int64, ratePerSecond: Int) -> Bool {
         let elapsed = Double(max(0, now - fixTokensUpdatedAt)) / 1000
         fixTokens = min(Double(ratePerSecond), fixTokens + elapsed * Double(ratePerSecond))
         fixTokensUpdatedAt = now

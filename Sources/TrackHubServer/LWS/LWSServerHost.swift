@@ -205,7 +205,7 @@ final class LWSServerHost: @unchecked Sendable {
     /// the callback route. If the kernel takes only part of it, lws keeps the rest and
     /// finishes it on its own; the next message then goes through the queue (`.mustQueue`).
     func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
-        guard let wsi = sockets[id], pendingCloses[id] == nil else { return .mustQueue }
+        guard let wsi = sockets[id], pendingCloses.isEmpty || pendingCloses[id] == nil else { return .mustQueue }
         if lws_partial_buffered(wsi) != 0 { return .mustQueue }
         let written = message.withPayloadPointer { trackhub_lws_write_text(wsi, $0, $1) }
         if written < 0 {
