@@ -30,7 +30,11 @@ enum LoadMain {
         }
 
         var observed = RunObservations()
-        let http = HubHTTP(base: WebSocketURL(options.url)!.httpBase, token: options.token)
+        guard let hubURL = WebSocketURL(options.url) else {
+            FileHandle.standardError.write(Data("trackhub-load: --url: \(options.url) is not ws://HOST:PORT\n".utf8))
+            exit(2)
+        }
+        let http = HubHTTP(base: hubURL.httpBase, token: options.token)
         if options.target == .trackhub { observed.metricsBefore = http.metrics() }
         observed.hubBefore = options.hubPID.flatMap { ProcessProbe.sample(pid: $0) }
         let run = LoadRun(options: options, routes: routes)

@@ -56,7 +56,8 @@ import Testing
         #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 1], id: 2)["type"] as? String == "ack")
         let frame = try connection.next { ($0["type"] as? String == "frame" || $0["type"] as? String == "segment") }
         #expect(frame["trip"] as? String == "T1")
-        Thread.sleep(forTimeInterval: 0.3)
+        // A ping is answered after everything queued before it: no T2 message came first.
+        #expect(try connection.request(["op": "ping"], id: 8)["type"] as? String == "pong")
         #expect(!connection.drain().contains { $0["trip"] as? String == "T2" })
     }
 
@@ -72,9 +73,13 @@ import Testing
         #expect(try connection.waitClosed(timeout: 5) == 1008)
         #expect(connection.closeInfo?.reason == "token expired")
         // A hello with a fresh token in time keeps the connection open.
-        let renewed = try clients.connect(port: hub.port, path: "/v1/ws?token=\(Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 29))")
+        let soonExpired = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 29)
+        let renewed = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
+        let witness = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
         #expect(try renewed.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
-        Thread.sleep(forTimeInterval: 2.5)
+        // The witness, with the same old token and no renewal, is closed once it expired...
+        #expect(try witness.waitClosed(timeout: 5) == 1008)
+        // ...and the renewed connection outlives that moment.
         #expect(try renewed.request(["op": "ping"], id: 2)["type"] as? String == "pong")
     }
 
@@ -87,10 +92,13 @@ import Testing
         let late = try clients.connect(port: hub.port)
         #expect(try late.request(["op": "hello", "token": "nonsense"], id: 1)["code"] as? String == "unauthorized")
         let timely = try clients.connect(port: hub.port)
+        let witness = try clients.connect(port: hub.port)
         #expect(try timely.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
         #expect(try silent.waitClosed(timeout: 5) == 1008)
         #expect(try late.waitClosed(timeout: 5) == 1008)
-        Thread.sleep(forTimeInterval: 0.6)
+        // The witness connected with `timely` and never sent a token: once it is closed, the
+        // timeout has passed for `timely` too.
+        #expect(try witness.waitClosed(timeout: 5) == 1008)
         #expect(try timely.request(["op": "subscribe", "trip": "T1"], id: 2)["type"] as? String == "snapshot")
     }
 
@@ -104,7 +112,7 @@ import Testing
         #expect(try connection.request(["op": "hello", "token": "garbage"], id: 1)["type"] as? String == "welcome")
         #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 2)["type"] as? String == "clusters")
         #expect(try hub.http("POST", "/v1/trips", json: ["id": "T1", "route": authTestRoute], headers: ["Authorization": "Bearer garbage"]).status == 201)
-        Thread.sleep(forTimeInterval: 0.8)  // longer than the auth timeout: it does not apply
+        try hub.waitForHubTime(milliseconds: 800)  // longer than the auth timeout: it does not apply
         #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 3)["type"] as? String == "snapshot")
     }
 

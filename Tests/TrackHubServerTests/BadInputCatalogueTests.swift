@@ -223,7 +223,8 @@ enum RawWire {
         defer { clients.stop() }
         let courier = try clients.connect(port: hub.port)
         #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis() - 1000, "seq": 1], id: 1)["applied"] as? Bool == true)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Let the first fix's frame go out (one tick of the hub's clock) before the observer comes.
+        try hub.waitForHubTime(milliseconds: 200)
         let observer = try clients.connect(port: hub.port)
         let before = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
         let stateBefore = try hub.httpJSON("GET", "/v1/trips/T1").json
@@ -266,8 +267,7 @@ enum RawWire {
         #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0xFF, 0xFE]) == 1007)
         #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [UInt8](repeating: 0x20, count: 4097)) == 1009)
         #expect(try RawWire.closeCode(port: hub.port, opcode: 3, payload: []) != nil)  // a reserved opcode
-        let big = clients.connectNoWait(port: hub.port)
-        Thread.sleep(forTimeInterval: 0.2)
+        let big = try clients.connect(port: hub.port)
         big.sendText(#"{"op":"ping","pad":""# + String(repeating: "x", count: 5000) + #""}"#)
         #expect(try big.waitClosed() == 1009)
         // Exactly at the limit is fine.

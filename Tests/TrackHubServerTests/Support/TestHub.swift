@@ -144,3 +144,32 @@ enum HTTPTestClient {
         }
     }
 }
+
+/// Waits until `condition` holds, checking every 20 ms, or fails after `timeout` seconds.
+/// For conditions nothing notifies about (a hub-side counter, an HTTP-visible state).
+func eventually(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    let pause = DispatchSemaphore(value: 0)
+    while try !condition() {
+        if Date() >= deadline { throw HTTPTestClient.Failure(description: "timed out waiting for \(what)") }
+        _ = pause.wait(timeout: .now() + .milliseconds(20))
+    }
+}
+
+extension TestHub {
+    /// Sub-ticks the hub has run (from /metrics): a clock that only the hub advances.
+    func subTicks() throws -> Int {
+        let text = String(decoding: try http("GET", "/metrics").body, as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("trackhub_tick_duration_seconds_count ") {
+            return Int(line.split(separator: " ")[1]) ?? 0
+        }
+        return 0
+    }
+
+    /// Waits until the hub's own clock has moved on by at least `milliseconds` (its sub-ticks).
+    func waitForHubTime(milliseconds: Int) throws {
+        let perSecond = hub.config.tickHz * hub.animating.phases
+        let target = try subTicks() + (milliseconds * perSecond + 999) / 1000
+        try eventually("the hub to run \(milliseconds) ms") { try subTicks() >= target }
+    }
+}
