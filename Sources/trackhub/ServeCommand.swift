@@ -137,12 +137,14 @@ enum ServeCommand {
             return 2
         }
         let hub = Hub(config: config, store: store)
-        // Watch the signals before the port opens: a SIGTERM that comes right after the
-        // "listening on" line must drain the hub, not kill it.
-        let signals = SignalWatcher { signal in
+        // SIGTERM is watched before the port opens: one that comes right after the
+        // "listening on" line must drain the hub, not kill it. SIGINT is watched once the hub
+        // runs, because libwebsockets' libev loop installs its own SIGINT handler at start.
+        let drain: @Sendable (String) -> Void = { signal in
             log.info("received \(signal), draining")
             hub.beginShutdown()
         }
+        let terminate = SignalWatcher([(SIGTERM, "SIGTERM")], handler: drain)
         do {
             try hub.start()
         } catch {
@@ -152,9 +154,16 @@ enum ServeCommand {
         }
         let scheme = config.tlsCertPath == nil ? "http" : "https"
         // Scripts and tests wait for this exact line (PROTOCOL 9); write it unbuffered.
+        let interrupt = SignalWatcher([(SIGINT, "SIGINT")], handler: drain)
+        // Whichever sees SIGINT first (the libev loop or the watcher) starts the drain;
+        // draining twice is harmless.
+        EventLoopSignals.setHandler { signal in
+            if signal == SIGINT { hub.beginShutdown() }
+        }
         FileHandle.standardOutput.write(Data("listening on \(scheme)://\(config.listenHost):\(hub.port)\n".utf8))
         hub.waitUntilStopped()
-        signals.cancel()
+        terminate.cancel()
+        interrupt.cancel()
         store.close()
         log.info("stopped")
         return 0

@@ -5,11 +5,12 @@ import Foundation
 final class SignalWatcher {
     private let sources: [DispatchSourceSignal]
 
-    init(handler: @escaping @Sendable (String) -> Void) {
+    /// Watches `signals` (number and name). A second signal of any watcher exits at once.
+    init(_ signals: [(Int32, String)] = [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")], handler: @escaping @Sendable (String) -> Void) {
         let queue = DispatchQueue(label: "trackhub.signals")
         var made: [DispatchSourceSignal] = []
-        let fired = SignalCount()
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+        let fired = SignalWatcher.fired
+        for (number, name) in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
@@ -21,6 +22,8 @@ final class SignalWatcher {
         }
         sources = made
     }
+
+    private static let fired = SignalCount()
 
     func cancel() {
         for source in sources { source.cancel() }

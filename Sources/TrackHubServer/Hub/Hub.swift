@@ -95,7 +95,10 @@ public final class Hub: @unchecked Sendable {
     /// Graceful shutdown (SIGTERM): stop taking new work, commit and ack what was received,
     /// close every connection with 1001, then stop. Returns at once; see `waitUntilStopped`.
     public func beginShutdown() {
-        runOnServiceThread { [self] in drain(startedAt: monotonicMicros()) }
+        runOnServiceThread { [self] in
+            if draining { return }  // a second signal: the drain is already under way
+            drain(startedAt: monotonicMicros())
+        }
     }
 
     /// Stops at once (tests): connections are dropped without ceremony.

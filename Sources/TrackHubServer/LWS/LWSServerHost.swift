@@ -125,6 +125,7 @@ final class LWSServerHost: @unchecked Sendable {
         info.timeout_secs = 20
         info.options = trackhub_opt_validate_utf8()
         if options.useLibev { info.options |= trackhub_opt_libev() }
+        info.signal_cb = lwsSignalCallback
         // With IPv6 enabled, lws 4.1.6 binds the wildcard address and ignores an IPv4
         // `iface`: `--listen 127.0.0.1:…` would then be reachable from every interface.
         if options.host.contains(".") { info.options |= trackhub_opt_disable_ipv6() }
