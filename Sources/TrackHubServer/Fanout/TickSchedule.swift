@@ -14,9 +14,9 @@ struct TickSchedule {
     /// The phase the next wake-up serves.
     private(set) var current = 0
 
-    /// Sub-ticks per tick: as many as keep the timer at or under ~200 wake-ups per second, at most 10.
+    /// Sub-ticks per tick: as many as keep the timer at or under ~200 wake-ups per second, at most 20.
     init(tickHz: Int) {
-        phases = max(1, min(10, 200 / max(1, tickHz)))
+        phases = max(1, min(20, 200 / max(1, tickHz)))
         members = Array(repeating: [], count: phases)
     }
 
