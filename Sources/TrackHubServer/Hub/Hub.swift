@@ -135,19 +135,14 @@ public final class Hub: @unchecked Sendable {
     // MARK: - Start-up
 
     private func restoreTrips() throws {
-        let stored: [StoredTrip]
-        do {
-            stored = try store.loadTrips()
-        } catch {
-            throw error
-        }
-        for item in stored {
+        let now = wallClockMillis()
+        for item in try store.loadTrips() {
             var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: nextSlot, riderJSON: item.riderJSON)
             nextSlot += 1
             if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
             trips[item.trip.id] = entry
             lastBroadcastEvent[item.trip.id] = item.trip.lastEventNumber
-            if entry.trip.isAnimating(at: wallClockMillis()) { animating.insert(item.trip.id) }
+            if entry.trip.isAnimating(at: now) { animating.insert(item.trip.id) }
         }
     }
 
