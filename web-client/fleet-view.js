@@ -63,7 +63,12 @@ export function mountFleetView(main) {
 
   const layer = L.layerGroup().addTo(map);
   const markers = new Map(); // item id -> {marker, key}
-  let fitting = !explicit && zoom === null; // waiting for the world's answer to fit the view
+  // Without ?lat/lon/zoom the view fits the whole fleet: the world's answer is fitted, and
+  // fitted again whenever the fleet's size changes, until the user moves the map.
+  const autoFit = !explicit && zoom === null;
+  let userMoved = false;
+  let fittedTotal = null;
+  let fitting = autoFit; // waiting for the world's answer to fit the view
   let lastMsg = null;
 
   const hub = hubClient((state) => setConn(state));
@@ -145,9 +150,17 @@ export function mountFleetView(main) {
       if (!seen.has(id)) { entry.marker.remove(); markers.delete(id); }
     }
 
-    // Fit to the first answer that has riders in it (an empty fleet keeps waiting for one).
+    // The fleet changed size since the last fit: ask the world again and fit to that.
+    if (autoFit && !userMoved && !fitting && msg.total > 0 && msg.total !== fittedTotal) {
+      fitting = true;
+      lastSent = JSON.stringify([WORLD, 2]);
+      hub.viewport(WORLD, 2, render);
+      return;
+    }
+    // Fit to the world's answer once it has riders in it (an empty fleet keeps waiting).
     if (fitting && (msg.items || []).length > 0) {
       fitting = false;
+      fittedTotal = msg.total;
       const pts = [];
       for (const it of msg.items || []) {
         if (Array.isArray(it.bounds)) { pts.push([it.bounds[1], it.bounds[0]], [it.bounds[3], it.bounds[2]]); }
@@ -178,7 +191,12 @@ export function mountFleetView(main) {
   }
   map.on("moveend zoomend", scheduleViewport);
   // The user moving the map ends the wait for a fleet to fit.
-  map.on("dragstart", () => { fitting = false; });
+  // Any move by the user ends the automatic fitting.
+  const userTookOver = () => { fitting = false; userMoved = true; };
+  map.on("dragstart", userTookOver);
+  for (const type of ["wheel", "mousedown", "touchstart", "keydown"]) {
+    mapEl.addEventListener(type, userTookOver, { passive: true });
+  }
 
   if (fitting) {
     lastSent = JSON.stringify([WORLD, 2]);
