@@ -19,11 +19,7 @@ enum ServerMessages {
         w.coordinateField("lon", f.position.lon)
         w.field("bearing", rounded(f.bearingDeg, places: 1))
         w.field("progress", f.progress.map { rounded($0, places: 5) })
-        w.field("done_m", f.doneM.map { rounded($0, places: 1) })
-        w.field("remaining_m", f.remainingM.map { rounded($0, places: 1) })
-        w.field("eta_s", f.etaS)
-        w.field("leg", f.leg)
-        w.field("status", f.status.rawValue)
+        writeStandingFields(&w, doneM: f.doneM, remainingM: f.remainingM, etaS: f.etaS, leg: f.leg, status: f.status)
         w.endObject()
         return OutboundMessage(bufferWithHeadroom: w.finish(), kind: .frame(tripSlot: slot))
     }
@@ -41,13 +37,21 @@ enum ServerMessages {
         writeLine(&w, s.path)
         w.field("progress_from", s.progressFrom.map { rounded($0, places: 5) })
         w.field("progress_to", s.progressTo.map { rounded($0, places: 5) })
-        w.field("done_m", s.doneM.map { rounded($0, places: 1) })
-        w.field("remaining_m", s.remainingM.map { rounded($0, places: 1) })
-        w.field("eta_s", s.etaS)
-        w.field("leg", s.leg)
-        w.field("status", s.status.rawValue)
+        writeStandingFields(&w, doneM: s.doneM, remainingM: s.remainingM, etaS: s.etaS, leg: s.leg, status: s.status)
         w.endObject()
         return OutboundMessage(bufferWithHeadroom: w.finish(), kind: .frame(tripSlot: slot))
+    }
+
+    /// The trip's standing that ends both a `frame` and a `segment` (at the target for a segment).
+    @inline(__always)
+    private static func writeStandingFields(
+        _ w: inout JSONWriter, doneM: Double?, remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus
+    ) {
+        w.field("done_m", doneM.map { rounded($0, places: 1) })
+        w.field("remaining_m", remainingM.map { rounded($0, places: 1) })
+        w.field("eta_s", etaS)
+        w.field("leg", leg)
+        w.field("status", status.rawValue)
     }
 
     /// `event` (PROTOCOL 4): the payload bytes, without headroom (stored as first sent).
