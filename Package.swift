@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubStore"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubProtocol", "CLibWebSockets"]
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubRedis", "CLibWebSockets"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -39,7 +39,9 @@ final class ClusterLogReader: Sendable {
     private let partitions: Int
     private let deliver: @Sendable (ClusterReadBatch) -> Void
     private let connectionChanged: @Sendable (Bool, String?) -> Void
-    private let credits = DispatchSemaphore(value: 2)
+    /// Batches the hub may hold at once. Starts at 0 and is signalled twice in `init`:
+    /// libdispatch traps when a semaphore is freed below its initial value.
+    private let credits = DispatchSemaphore(value: 0)
     private let positions: Mutex<[StreamID]>
     private let stopping = Mutex(false)
     private let stopped = DispatchSemaphore(value: 0)
@@ -58,6 +60,8 @@ final class ClusterLogReader: Sendable {
         self.positions = Mutex(after)
         self.deliver = deliver
         self.connectionChanged = connectionChanged
+        credits.signal()
+        credits.signal()
     }
 
     func start() {
@@ -88,10 +92,15 @@ final class ClusterLogReader: Sendable {
                                         Array(redis: "STREAMS")]
                 xread += keys
                 xread += after.map { Array(redis: $0.description) }
-                let replies = try connection.pipeline([[Array(redis: "TIME")], xread])
+                let replies: [RedisValue]
+                do throws(RedisError) {
+                    replies = try connection.pipeline([[Array(redis: "TIME")], xread])
+                } catch {
+                    redis.noteFailure(error)  // `get` keeps its own backoff; this is a new failure
+                    throw error
+                }
                 batch = try Self.parse(time: replies[0], read: replies[1], partitions: partitions)
             } catch {
-                redis.noteFailure(error)
                 if wasUp != false { connectionChanged(false, "\(error)") }
                 wasUp = false
                 // Wait out the backoff on the stop flag rather than spinning on connect.

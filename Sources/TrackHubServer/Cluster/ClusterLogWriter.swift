@@ -22,6 +22,9 @@ final class ClusterLogWriter: Sendable {
         var queue: [Item] = []
         var stopping = false
         var connected = false
+        /// Set when the log reader saw Redis go away: the writer's idle connection is dead
+        /// too, and finding that out with a client's command would fail that command.
+        var reconnectBeforeNextSend = false
     }
 
     /// Past this many queued appends, new ones fail at once (`unavailable`).
@@ -58,6 +61,12 @@ final class ClusterLogWriter: Sendable {
         }
     }
 
+    /// The log reader saw Redis go away (or come back): drop the current connection and
+    /// make a fresh one, without backoff, for the next batch.
+    func reconnectBeforeNextSend() {
+        state.withLock { $0.reconnectBeforeNextSend = true }
+    }
+
     /// Fails what is still queued and ends the thread.
     func stop() {
         state.withLock { $0.stopping = true }
@@ -69,11 +78,14 @@ final class ClusterLogWriter: Sendable {
         var redis = RedisReconnect(address: address, timeoutMs: 2000)
         while true {
             wake.wait()
-            let (batch, stopping) = state.withLock { s -> ([Item], Bool) in
+            let (batch, stopping, reconnect) = state.withLock { s -> ([Item], Bool, Bool) in
                 let taken = s.queue
                 s.queue.removeAll(keepingCapacity: true)
-                return (taken, s.stopping)
+                let reconnect = s.reconnectBeforeNextSend && !taken.isEmpty
+                if reconnect { s.reconnectBeforeNextSend = false }
+                return (taken, s.stopping, reconnect)
             }
+            if reconnect { redis = RedisReconnect(address: address, timeoutMs: 2000) }
             if !batch.isEmpty { send(batch, over: &redis) }
             if stopping {
                 let rest = state.withLock { s -> [Item] in
@@ -94,10 +106,16 @@ final class ClusterLogWriter: Sendable {
              Array(redis: String(ClusterLog.maxEntriesPerPartition)), Array(redis: "*"), Array(redis: ClusterLog.entryField), item.payload]
         }
         let replies: [RedisValue]
-        do {
-            replies = try redis.get().pipeline(commands)
+        do throws(RedisError) {
+            // `get` keeps its own backoff; only a broken round trip is a new failure.
+            let connection = try redis.get()
+            do throws(RedisError) {
+                replies = try connection.pipeline(commands)
+            } catch {
+                redis.noteFailure(error)
+                throw error
+            }
         } catch {
-            redis.noteFailure(error)
             state.withLock { $0.connected = false }
             for item in batch { item.completion(.failure(error)) }
             return

@@ -42,8 +42,9 @@ extension Hub {
         state.reader = ClusterLogReader(
             address: address, partitions: partitions, after: positions,
             deliver: { [self] batch in runOnServiceThread { [self] in applyLogBatch(batch) } },
-            connectionChanged: { [self] up, why in
+            connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }
+                writer.reconnectBeforeNextSend()
                 runOnServiceThread { [self] in
                     cluster?.readerUp = up
                     cluster?.readerError = why

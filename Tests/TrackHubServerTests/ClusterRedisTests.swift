@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+import Testing
+import TrackHubRedis
+@testable import TrackHubServer
+
+/// The Redis layer against a real `redis-server` (skipped where it is not installed).
+@Suite(.serialized) struct ClusterRedisTests {
+    @Test func writerAndReaderCarryEveryEntryInOrder() throws {
+        guard let redis = try RedisProcess.start() else { return }
+        defer { redis.stop() }
+        let writer = ClusterLogWriter(address: redis.address)
+        writer.start()
+        defer { writer.stop() }
+        let acked = Mutex<[StreamID]>([])
+        for i in 0..<500 {
+            let command = ClusterCommand(kind: .end, trip: "trip-\(i % 7)", origin: "test", request: Int64(i))
+            writer.append(partition: ClusterLog.partition(of: command.trip, partitions: 4), payload: command.encoded()) { result in
+                if case .success(let id) = result { acked.withLock { $0.append(id) } }
+            }
+        }
+        try eventually("500 appends acked") { acked.withLock { $0.count } == 500 }
+
+        let seen = Mutex<[ClusterCommand]>([])
+        let watermark = Mutex<Int64>(.min)
+        let reader = ClusterLogReader(
+            address: redis.address, partitions: 4, after: Array(repeating: .zero, count: 4),
+            deliver: { batch in
+                seen.withLock { $0 += batch.entries.compactMap { ClusterCommand.decode($0.payload) } }
+                watermark.withLock { $0 = max($0, batch.watermark) }
+            },
+            connectionChanged: { _, _ in })
+        var readerRef: ClusterLogReader? = reader
+        let consume = { readerRef?.consumed() }
+        reader.start()
+        let lastAck = try #require(acked.withLock { $0.max() })
+        try eventually("every entry read and the watermark past the last") {
+            consume()
+            return seen.withLock { $0.count } == 500 && watermark.withLock { $0 } >= lastAck.ms
+        }
+        reader.stop()
+        readerRef = nil
+        // Per trip (one partition each) the entries come back in the order they were appended.
+        let requests = seen.withLock { $0 }
+        for trip in 0..<7 {
+            let mine = requests.filter { $0.trip == "trip-\(trip)" }.compactMap(\.request)
+            #expect(mine == mine.sorted(), "trip-\(trip) out of order")
+            #expect(mine.count == (0..<500).filter { $0 % 7 == trip }.count)
+        }
+    }
+
+    @Test func appendsFailWhileRedisIsDownAndRecover() throws {
+        guard let redis = try RedisProcess.start() else { return }
+        defer { redis.stop() }
+        let writer = ClusterLogWriter(address: redis.address)
+        writer.start()
+        defer { writer.stop() }
+        func append() throws -> Result<StreamID, RedisError> {
+            let outcome = Mutex<Result<StreamID, RedisError>?>(nil)
+            writer.append(partition: 0, payload: Array("{}".utf8)) { result in outcome.withLock { $0 = result } }
+            var result: Result<StreamID, RedisError>?
+            try eventually("append answered") {
+                result = outcome.withLock { $0 }
+                return result != nil
+            }
+            return result!
+        }
+        guard case .success = try append() else { Issue.record("first append failed"); return }
+        redis.stop()
+        guard case .failure = try append() else { Issue.record("an append succeeded with Redis down"); return }
+        try redis.restart()
+        writer.reconnectBeforeNextSend()
+        var recovered = false
+        try eventually("appends succeed again") {
+            if case .success = try append() { recovered = true }
+            return recovered
+        }
+    }
+}
+
+/// A `redis-server` on a free loopback port, in a temporary directory.
+final class RedisProcess {
+    let address: RedisAddress
+    private let directory: String
+    private var process: Process?
+
+    static func start() throws -> RedisProcess? {
+        let binary = "/usr/bin/redis-server"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            print("redis-server not installed: skipping (scripts/install-deps.sh --test installs it)")
+            return nil
+        }
+        let redis = RedisProcess(port: try freePort())
+        try redis.restart()
+        return redis
+    }
+
+    private init(port: Int) {
+        address = RedisAddress(host: "127.0.0.1", port: port)
+        directory = NSTemporaryDirectory() + "trackhub-redis-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func restart() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        p.arguments = ["--port", String(address.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", directory]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        try eventually("redis-server answers PING") {
+            (try? RedisConnection(address, timeoutMs: 500).command([Array(redis: "PING")])) == .status("PONG")
+        }
+    }
+
+    /// Stops Redis with SIGKILL: a child of this process inherits its blocked signals, so
+    /// redis-server may never see a SIGTERM.
+    func stop() {
+        guard let p = process else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        process = nil
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard bound else { throw HTTPTestClient.Failure(description: "no free port") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}
