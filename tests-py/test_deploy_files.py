@@ -96,7 +96,8 @@ class DockerfileTest(unittest.TestCase):
         build = self.stages[0]
         self.assertIn("AS build", build[0])
         packages = self.apt_packages(build)
-        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "pkg-config"):
+        # libhiredis-dev: cluster mode's Redis client (docs/cluster.md).
+        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "libhiredis-dev", "pkg-config"):
             self.assertIn(p, packages)
         runs = " ".join(self.instructions(build, "RUN"))
         self.assertIn("swift build -c release --static-swift-stdlib", runs)
@@ -106,7 +107,9 @@ class DockerfileTest(unittest.TestCase):
         packages = self.apt_packages(runtime)
         # Without the plugin lws_create_context fails: "unable to load evlib plugin evlib_ev".
         self.assertIn("libwebsockets-evlib-ev", packages)
-        for p in ("libwebsockets17", "libsqlite3-0", "libssl3", "libjs-leaflet", "ca-certificates"):
+        # libhiredis0.14: the runtime of Debian 12's libhiredis-dev (0.14.1).
+        for p in ("libwebsockets17", "libsqlite3-0", "libhiredis0.14", "libssl3", "libjs-leaflet",
+                  "ca-certificates"):
             self.assertIn(p, packages)
         for p in packages:
             self.assertFalse(p.endswith("-dev"), f"runtime stage installs a -dev package: {p}")
