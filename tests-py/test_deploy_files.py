@@ -1,10 +1,10 @@
 """Checks of the deployment files in deploy/ (docs/operations.md, docs/cluster.md).
 
 Each check uses a tool that a fresh machine may not have (nginx, haproxy, redis-server,
-systemd-analyze, openssl, PyYAML, hadolint, docker compose); without it the check is
-skipped with a message saying what is missing. Nothing here installs anything, builds an
-image or needs the hub binary. The cluster load balancer is run for real against stand-in
-hubs on loopback (ClusterLoadBalancerTest).
+systemd-analyze, openssl, PyYAML, hadolint, kubectl, kubernetes-validate, docker
+compose); without it the check is skipped with a message saying what is missing. Nothing
+here installs anything, builds an image or needs the hub binary. The cluster load
+balancer is run for real against stand-in hubs on loopback (ClusterLoadBalancerTest).
 """
 import base64
 import csv
@@ -31,6 +31,11 @@ try:
     import yaml  # PyYAML
 except ImportError:  # pragma: no cover - depends on the machine
     yaml = None
+
+try:
+    import kubernetes_validate  # pip install kubernetes-validate (optional)
+except ImportError:  # pragma: no cover - depends on the machine
+    kubernetes_validate = None
 
 CLUSTER_HUBS = ("hub-1", "hub-2", "hub-3")
 
@@ -323,55 +328,188 @@ class ComposeClusterTest(unittest.TestCase):
         compose_config_check(self, "compose.cluster.yaml")
 
 
+def kustomize(directory):
+    """The objects `kubectl kustomize directory` would print, for the features these
+    kustomizations use (resources: files and directories, namespace, images)."""
+    with open(os.path.join(directory, "kustomization.yaml"), encoding="utf-8") as f:
+        k = yaml.safe_load(f)
+    objects = []
+    for res in k.get("resources", []):
+        path = os.path.normpath(os.path.join(directory, res))
+        if os.path.isdir(path):
+            objects.extend(kustomize(path))
+        else:
+            with open(path, encoding="utf-8") as f:
+                objects.extend(d for d in yaml.safe_load_all(f) if d)
+    for obj in objects:
+        if "namespace" in k and obj["kind"] != "Namespace":
+            obj["metadata"]["namespace"] = k["namespace"]
+        for image in k.get("images", []):
+            for c in pod_spec(obj).get("containers", []) if pod_spec(obj) else []:
+                if c["image"] == image["name"]:
+                    c["image"] = f"{image['newName']}:{image['newTag']}"
+    return objects
+
+
+def pod_spec(obj):
+    if obj["kind"] in ("Deployment", "StatefulSet"):
+        return obj["spec"]["template"]["spec"]
+    return None
+
+
+def selects(selector, labels):
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class KubernetesTest(unittest.TestCase):
+    """deploy/kubernetes/: base, and the overlays cluster/ (3 hubs + Redis) and single-hub/."""
+
+    KDIR = os.path.join(DEPLOY, "kubernetes")
+
     def setUp(self):
-        self.docs = {}
-        kdir = os.path.join(DEPLOY, "kubernetes")
-        for name in sorted(os.listdir(kdir)):
-            if name.endswith(".yaml"):
-                for doc in yaml.safe_load_all(read("kubernetes", name)):
-                    if doc:
-                        self.docs.setdefault(doc["kind"], []).append((name, doc))
+        self.overlays = {name: kustomize(os.path.join(self.KDIR, name)) for name in ("cluster", "single-hub")}
+
+    def objects(self, overlay, kind):
+        return [o for o in self.overlays[overlay] if o["kind"] == kind]
+
+    def one(self, overlay, kind, name):
+        (obj,) = [o for o in self.objects(overlay, kind) if o["metadata"]["name"] == name]
+        return obj
 
     def test_every_manifest_has_the_basic_keys(self):
-        for kind, docs in self.docs.items():
-            for name, doc in docs:
-                self.assertIn("apiVersion", doc, name)
-                if kind == "Kustomization":
-                    for res in doc["resources"]:
-                        self.assertTrue(os.path.isfile(os.path.join(DEPLOY, "kubernetes", res)), res)
-                    continue
-                self.assertIn("name", doc["metadata"], name)
-                if kind not in ("Namespace", "Secret", "ConfigMap"):
-                    self.assertIn("spec", doc, name)
+        for overlay, objects in self.overlays.items():
+            names = [(o["kind"], o["metadata"]["name"]) for o in objects]
+            self.assertEqual(len(names), len(set(names)), f"{overlay}: duplicate objects")
+            for obj in objects:
+                self.assertIn("apiVersion", obj)
+                self.assertEqual(obj["metadata"].get("namespace", "trackhub"), "trackhub")
+                if obj["kind"] not in ("Namespace", "Secret", "ConfigMap"):
+                    self.assertIn("spec", obj, obj["metadata"]["name"])
+                spec = pod_spec(obj)
+                if spec:
+                    self.assertTrue(selects(obj["spec"]["selector"]["matchLabels"],
+                                            obj["spec"]["template"]["metadata"]["labels"]))
+                    self.assertTrue(spec["securityContext"]["runAsNonRoot"])
+                    for c in spec["containers"]:
+                        self.assertFalse(c["securityContext"]["allowPrivilegeEscalation"])
+        # The Secret is not in any kustomization (no placeholder gets applied), but exists.
+        with open(os.path.join(self.KDIR, "secret.example.yaml"), encoding="utf-8") as f:
+            secret = yaml.safe_load(f)
+        self.assertEqual((secret["kind"], secret["metadata"]["name"]), ("Secret", "trackhub-jwt"))
+        for objects in self.overlays.values():
+            self.assertNotIn("Secret", [o["kind"] for o in objects])
 
-    def test_statefulset(self):
-        (_, sts), = self.docs["StatefulSet"]
-        spec = sts["spec"]
-        self.assertEqual(spec["replicas"], 1, "SQLite has one writer: one replica until cluster mode")
-        self.assertTrue(spec["volumeClaimTemplates"])
-        pod = spec["template"]["spec"]
-        self.assertGreater(pod["terminationGracePeriodSeconds"], SHUTDOWN_TIMEOUT_S)
-        (c,) = pod["containers"]
-        for probe in ("readinessProbe", "livenessProbe"):
+    def hub_container(self, workload):
+        (c,) = workload["spec"]["template"]["spec"]["containers"]
+        self.assertEqual(c["image"], "registry.example.com/trackhub:0.1.0")
+        return c, {e["name"]: e for e in c["env"]}
+
+    def check_hub_pod(self, workload):
+        pod = workload["spec"]["template"]["spec"]
+        c, env = self.hub_container(workload)
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             self.assertEqual(c[probe]["httpGet"]["path"], "/healthz", probe)
-        env = {e["name"]: e for e in c["env"]}
         self.assertEqual(env["TRACKHUB_JWT_SECRET"]["valueFrom"]["secretKeyRef"]["name"], "trackhub-jwt")
         self.assertIn("requests", c["resources"])
         mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        self.assertIn("/var/lib/trackhub", mounts)
+        self.assertIn("/tmp", mounts)
+        self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+        pre_stop = c.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", ["sleep", "0"])
+        self.assertEqual(pre_stop[0], "sleep")
+        shutdown = duration_s(env["TRACKHUB_SHUTDOWN_TIMEOUT"]["value"]) if "TRACKHUB_SHUTDOWN_TIMEOUT" in env else SHUTDOWN_TIMEOUT_S
+        self.assertGreater(pod["terminationGracePeriodSeconds"], int(pre_stop[1]) + shutdown)
+        # The Service (and so the Ingress) reaches these pods by name and port.
+        service = self.one("cluster" if workload["kind"] == "Deployment" else "single-hub", "Service", "trackhub")
+        self.assertTrue(selects(service["spec"]["selector"], workload["spec"]["template"]["metadata"]["labels"]))
+        self.assertIn(service["spec"]["ports"][0]["targetPort"], [p["name"] for p in c["ports"]])
+        return pod, c, env, mounts
+
+    def test_cluster_hubs(self):
+        (dep,) = self.objects("cluster", "Deployment")
+        self.assertEqual(dep["spec"]["replicas"], 3)
+        self.assertEqual(dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0)
+        pod, c, env, mounts = self.check_hub_pod(dep)
+        # The local copy is rebuilt at each start: an emptyDir, not a shared volume.
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        self.assertIn("emptyDir", volumes[mounts["/var/lib/trackhub"]])
+        self.assertNotIn("volumeClaimTemplates", dep["spec"])
+        # TRACKHUB_CLUSTER names a Service of this overlay that selects the Redis pods.
+        url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"]["value"])
+        self.assertEqual(url.scheme, "redis")
+        service = self.one("cluster", "Service", url.hostname)
+        (redis,) = self.objects("cluster", "StatefulSet")
+        redis_labels = redis["spec"]["template"]["metadata"]["labels"]
+        self.assertTrue(selects(service["spec"]["selector"], redis_labels))
+        self.assertEqual(service["spec"]["ports"][0]["port"], url.port)
+        # ... and the hubs' Service does not select Redis.
+        self.assertFalse(selects(self.one("cluster", "Service", "trackhub")["spec"]["selector"], redis_labels))
+        self.assertTrue(1 <= int(env["TRACKHUB_CLUSTER_PARTITIONS"]["value"]) <= 1024)
+        (pdb,) = self.objects("cluster", "PodDisruptionBudget")
+        self.assertTrue(selects(pdb["spec"]["selector"]["matchLabels"], dep["spec"]["template"]["metadata"]["labels"]))
+
+    def test_cluster_redis(self):
+        (redis,) = self.objects("cluster", "StatefulSet")
+        self.assertEqual(redis["spec"]["replicas"], 1)
+        self.assertIn(redis["spec"]["serviceName"], [s["metadata"]["name"] for s in self.objects("cluster", "Service")])
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        self.assertRegex(c["image"], r"^redis:7(\.|-|$)")
+        args = c["args"]
+        self.assertEqual(args[0], "redis-server")
+        pairs = dict(zip(args[1::2], args[2::2]))
+        self.assertEqual(pairs["--appendonly"], "yes")
+        self.assertEqual(pairs["--appendfsync"], "everysec")
+        self.assertEqual(pairs["--maxmemory-policy"], "noeviction")
+        mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        self.assertEqual(mounts["/data"], redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"])
+        self.assertIn("redis-cli ping", " ".join(c["readinessProbe"]["exec"]["command"]))
+        (policy,) = self.objects("cluster", "NetworkPolicy")
+        self.assertTrue(selects(policy["spec"]["podSelector"]["matchLabels"], redis["spec"]["template"]["metadata"]["labels"]))
+
+    def test_single_hub(self):
+        (sts,) = self.objects("single-hub", "StatefulSet")
+        spec = sts["spec"]
+        self.assertEqual(spec["replicas"], 1, "SQLite has one writer: one replica without cluster mode")
+        self.assertNotIn("Deployment", [o["kind"] for o in self.overlays["single-hub"]])
+        pod, c, env, mounts = self.check_hub_pod(sts)
         self.assertEqual(mounts["/var/lib/trackhub"], spec["volumeClaimTemplates"][0]["metadata"]["name"])
+        self.assertNotIn("TRACKHUB_CLUSTER", env)
         self.assertTrue(all("--cluster" not in a for a in c.get("args", [])))
-        services = [d for _, d in self.docs["Service"]]
-        self.assertIn(spec["serviceName"], [s["metadata"]["name"] for s in services])
-        secrets = [d["metadata"]["name"] for _, d in self.docs["Secret"]]
-        self.assertIn("trackhub-jwt", secrets)
+        self.assertIn(spec["serviceName"], [s["metadata"]["name"] for s in self.objects("single-hub", "Service")])
 
     def test_ingress_websocket_timeouts(self):
-        (_, ing), = self.docs["Ingress"]
-        a = ing["metadata"]["annotations"]
-        self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-read-timeout"]), 30)
-        self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-send-timeout"]), 30)
+        for overlay in self.overlays:
+            (ing,) = self.objects(overlay, "Ingress")
+            a = ing["metadata"]["annotations"]
+            self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-read-timeout"]), 30)
+            self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-send-timeout"]), 30)
+            backend = ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+            self.assertIn(backend["name"], [s["metadata"]["name"] for s in self.objects(overlay, "Service")])
+
+    def test_kubectl_kustomize(self):
+        if shutil.which("kubectl") is None:
+            self.skipTest("kubectl not installed: kustomizations not built by kustomize")
+        for overlay, expected in self.overlays.items():
+            r = subprocess.run(["kubectl", "kustomize", os.path.join(self.KDIR, overlay)],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            built = [d for d in yaml.safe_load_all(r.stdout) if d]
+            key = lambda o: (o["kind"], o["metadata"]["name"])
+            self.assertEqual(sorted(map(key, built)), sorted(map(key, expected)), overlay)
+            for b in built:
+                (e,) = [o for o in expected if key(o) == key(b)]
+                self.assertEqual(b, e, f"{overlay}: {key(b)}")
+
+    def test_schemas(self):
+        if kubernetes_validate is None:
+            self.skipTest("kubernetes-validate not installed (pip install kubernetes-validate): schemas not checked")
+        for overlay, objects in self.overlays.items():
+            for obj in objects:
+                try:
+                    kubernetes_validate.validate(obj, "1.30", strict=True)
+                except Exception as e:  # ValidationError, with the path and the reason
+                    self.fail(f"{overlay}: {obj['kind']}/{obj['metadata']['name']}: {e}")
 
 
 class NginxTest(unittest.TestCase):
@@ -718,7 +856,8 @@ class ClusterLoadBalancerTest(unittest.TestCase):
 
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class RedisCommandTest(unittest.TestCase):
-    """The Redis command line of compose.cluster.yaml, run by the local redis-server (loopback, a temp dir): Redis accepts them, AOF is on,
+    """The Redis command lines of compose.cluster.yaml and kubernetes/cluster/redis.yaml,
+    run by the local redis-server (loopback, a temp dir): Redis accepts them, AOF is on,
     and the compose healthcheck answers."""
 
     def start(self, argv):
@@ -768,6 +907,13 @@ class RedisCommandTest(unittest.TestCase):
                            capture_output=True, timeout=30)
         self.assertEqual(r.returncode, 0)
 
+    def test_kubernetes_redis(self):
+        (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "cluster")) if o["kind"] == "StatefulSet"]
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        cli, _ = self.start(list(c["args"]))
+        self.check(cli)
+        self.assertGreater(int(self.config(cli, "maxmemory")), 0)
+
 
 class SystemdTest(unittest.TestCase):
     def test_unit_settings(self):
@@ -789,6 +935,9 @@ class SystemdTest(unittest.TestCase):
             self.assertEqual(settings[k], ["yes"], k)
         self.assertEqual(settings["ProtectSystem"], ["strict"])
         self.assertNotIn("root", settings.get("User", ["root"]))
+        # Cluster mode is an example to uncomment; the unit as shipped runs one hub.
+        self.assertRegex(text, r"(?m)^#Environment=TRACKHUB_CLUSTER=redis://[\w.-]+:\d+$")
+        self.assertFalse(any(e.startswith("TRACKHUB_CLUSTER") for e in settings.get("Environment", [])))
 
     def test_systemd_analyze_verify(self):
         if shutil.which("systemd-analyze") is None:
