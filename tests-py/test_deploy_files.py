@@ -967,5 +967,21 @@ class SystemdTest(unittest.TestCase):
         self.assertEqual(ours, [], out)
 
 
+class WordingTest(unittest.TestCase):
+    """Cluster mode exists: nothing in deploy/ or the operator docs says otherwise."""
+
+    STALE = re.compile(r"not yet available|not available in this build|does not exist yet|"
+                       r"until cluster mode|cluster mode (is )?(planned|later)|requires cluster mode", re.I)
+
+    def test_no_stale_wording(self):
+        paths = [os.path.join(ROOT, "docs", n) for n in ("cluster.md", "operations.md")]
+        for directory, _, files in os.walk(DEPLOY):
+            paths += [os.path.join(directory, f) for f in files]
+        for path in paths:
+            with open(path, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    self.assertIsNone(self.STALE.search(line), f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}")
+
+
 if __name__ == "__main__":
     unittest.main()
