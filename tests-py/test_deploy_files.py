@@ -1,17 +1,27 @@
-"""Checks of the deployment files in deploy/ (docs/operations.md).
+"""Checks of the deployment files in deploy/ (docs/operations.md, docs/cluster.md).
 
-Each check uses a tool that a fresh machine may not have (nginx, haproxy,
-systemd-analyze, openssl, PyYAML, hadolint); without it the check is skipped with a
-message saying what is missing. Nothing here installs anything, builds an image or
-needs the hub binary.
+Each check uses a tool that a fresh machine may not have (nginx, haproxy, redis-server,
+systemd-analyze, openssl, PyYAML, hadolint, kubectl, kubernetes-validate, docker
+compose); without it the check is skipped with a message saying what is missing. Nothing
+here installs anything, builds an image or needs the hub binary. The cluster load
+balancer is run for real against stand-in hubs on loopback (ClusterLoadBalancerTest).
 """
+import base64
+import csv
+import hashlib
+import io
 import os
 import re
 import shlex
 import shutil
+import socket
+import socketserver
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
+import urllib.parse
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -21,6 +31,13 @@ try:
     import yaml  # PyYAML
 except ImportError:  # pragma: no cover - depends on the machine
     yaml = None
+
+try:
+    import kubernetes_validate  # pip install kubernetes-validate (optional)
+except ImportError:  # pragma: no cover - depends on the machine
+    kubernetes_validate = None
+
+CLUSTER_HUBS = ("hub-1", "hub-2", "hub-3")
 
 
 def read(*parts):
@@ -52,6 +69,39 @@ def make_cert(directory):
             with open(part) as f:
                 out.write(f.read())
     return cert, key, combined
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout_s, what):
+    """Polls predicate() until it is true; fails with `what` after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+        time.sleep(0.05)
+
+
+def haproxy_sections(text):
+    """{'backend hubs': [lines], ...} from an HAProxy config (comments dropped)."""
+    sections, current = {}, None
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            current = " ".join(line.split())
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(" ".join(line.split()))
+    return sections
 
 
 class DockerfileTest(unittest.TestCase):
@@ -96,7 +146,8 @@ class DockerfileTest(unittest.TestCase):
         build = self.stages[0]
         self.assertIn("AS build", build[0])
         packages = self.apt_packages(build)
-        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "pkg-config"):
+        # libhiredis-dev: cluster mode's Redis client (docs/cluster.md).
+        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "libhiredis-dev", "pkg-config"):
             self.assertIn(p, packages)
         runs = " ".join(self.instructions(build, "RUN"))
         self.assertIn("swift build -c release --static-swift-stdlib", runs)
@@ -106,7 +157,9 @@ class DockerfileTest(unittest.TestCase):
         packages = self.apt_packages(runtime)
         # Without the plugin lws_create_context fails: "unable to load evlib plugin evlib_ev".
         self.assertIn("libwebsockets-evlib-ev", packages)
-        for p in ("libwebsockets17", "libsqlite3-0", "libssl3", "libjs-leaflet", "ca-certificates"):
+        # libhiredis0.14: the runtime of Debian 12's libhiredis-dev (0.14.1).
+        for p in ("libwebsockets17", "libsqlite3-0", "libhiredis0.14", "libssl3", "libjs-leaflet",
+                  "ca-certificates"):
             self.assertIn(p, packages)
         for p in packages:
             self.assertFalse(p.endswith("-dev"), f"runtime stage installs a -dev package: {p}")
@@ -137,14 +190,28 @@ class DockerfileTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
+def compose_config_check(testcase, filename):
+    """`docker compose config -q` when Compose v2 is installed (it needs no engine)."""
+    if shutil.which("docker") is None:
+        testcase.skipTest("docker CLI not installed: compose file not checked by Compose")
+    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
+        testcase.skipTest("docker compose (v2) not installed: compose file not checked by Compose")
+    env = dict(os.environ, TRACKHUB_JWT_SECRET="test-secret")
+    r = subprocess.run(["docker", "compose", "-f", os.path.join(DEPLOY, filename), "config", "-q"],
+                       capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    testcase.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class ComposeTest(unittest.TestCase):
+    """deploy/compose.yaml: the single-hub layout."""
+
     def setUp(self):
         self.doc = yaml.safe_load(read("compose.yaml"))
 
     def test_services(self):
         services = self.doc["services"]
-        self.assertEqual(set(services), {"hub", "nginx"}, "one hub and nginx (cluster layout stays commented out)")
+        self.assertEqual(set(services), {"hub", "nginx"}, "one hub and nginx")
         for name, svc in services.items():
             self.assertIn("image", svc, name)
             self.assertIn("healthcheck", svc, name)
@@ -163,62 +230,286 @@ class ComposeTest(unittest.TestCase):
             source = mount.split(":")[0]
             self.assertTrue(os.path.isfile(os.path.join(DEPLOY, source)), source)
 
-    def test_no_cluster_flag_in_live_config(self):
-        # The hub refuses --cluster today; it may only appear in comments.
-        for line in read("compose.yaml").splitlines():
-            if "--cluster" in line:
-                self.assertTrue(line.lstrip().startswith("#"), line)
+    def test_single_hub_stays_single(self):
+        # One hub owns its SQLite volume: no cluster setting in this file (that layout is
+        # compose.cluster.yaml, with its own project name and volumes).
+        hub = self.doc["services"]["hub"]
+        self.assertNotIn("TRACKHUB_CLUSTER", hub["environment"])
+        self.assertTrue(all("--cluster" not in str(a) for a in hub.get("command", []) or []))
+        self.assertNotEqual(self.doc["name"], yaml.safe_load(read("compose.cluster.yaml"))["name"])
+
+    def test_docker_compose_config(self):
+        compose_config_check(self, "compose.yaml")
+
+
+@unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
+class ComposeClusterTest(unittest.TestCase):
+    """deploy/compose.cluster.yaml: Redis (AOF), three hubs in cluster mode, HAProxy."""
+
+    def setUp(self):
+        self.doc = yaml.safe_load(read("compose.cluster.yaml"))  # resolves the <<: *hub merges
+        self.services = self.doc["services"]
+
+    def test_services(self):
+        self.assertEqual(set(self.services), {"redis", "lb", *CLUSTER_HUBS})
+        for name, svc in self.services.items():
+            self.assertIn("image", svc, name)
+            self.assertIsInstance(svc["healthcheck"]["test"], list, name)
+            self.assertIn(svc["restart"], ("unless-stopped", "always"), name)
+
+    def test_redis(self):
+        redis = self.services["redis"]
+        self.assertRegex(redis["image"], r"^redis:7(\.|-|$)")
+        command = redis["command"]
+        self.assertEqual(command[0], "redis-server")
+        pairs = dict(zip(command[1::2], command[2::2]))
+        self.assertEqual(pairs["--appendonly"], "yes")
+        self.assertEqual(pairs["--appendfsync"], "everysec")
+        self.assertEqual(pairs["--maxmemory-policy"], "noeviction")
+        volume = next(v for v in redis["volumes"] if v.split(":")[1] == "/data")
+        self.assertIn(volume.split(":")[0], self.doc["volumes"])
+        self.assertIn("redis-cli ping", " ".join(redis["healthcheck"]["test"]))
+        self.assertNotIn("ports", redis, "Redis has no password: do not publish it")
+
+    def test_hubs(self):
+        data_volumes = set()
+        partitions = set()
+        for name in CLUSTER_HUBS:
+            hub = self.services[name]
+            env = hub["environment"]
+            url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"])
+            self.assertEqual((url.scheme, url.hostname, url.port), ("redis", "redis", 6379), name)
+            self.assertIn(url.hostname, self.services)
+            partitions.add(env.get("TRACKHUB_CLUSTER_PARTITIONS", "16"))
+            self.assertIn("TRACKHUB_JWT_SECRET", env)
+            self.assertEqual(hub["depends_on"]["redis"]["condition"], "service_healthy", name)
+            self.assertIn("/healthz", " ".join(hub["healthcheck"]["test"]), name)
+            self.assertEqual(hub["build"]["dockerfile"], "deploy/Dockerfile")
+            self.assertTrue(os.path.isfile(os.path.join(DEPLOY, hub["build"]["context"], hub["build"]["dockerfile"])))
+            (volume,) = [v for v in hub["volumes"] if v.endswith(":/var/lib/trackhub")]
+            data_volumes.add(volume.split(":")[0])
+            self.assertIn(volume.split(":")[0], self.doc["volumes"])
+            self.assertGreater(duration_s(hub["stop_grace_period"]), SHUTDOWN_TIMEOUT_S)
+            self.assertEqual(hub["stop_signal"], "SIGTERM")
+            self.assertGreaterEqual(hub["ulimits"]["nofile"]["soft"], 65536)
+            self.assertNotIn("ports", hub, "only the load balancer is published")
+        self.assertEqual(len(data_volumes), len(CLUSTER_HUBS), "each hub its own data volume")
+        self.assertEqual(len(partitions), 1, "every node must use the same partition count")
+        self.assertTrue(1 <= int(partitions.pop()) <= 1024)
+
+    def test_load_balancer(self):
+        lb = self.services["lb"]
+        self.assertTrue(lb["image"].startswith("haproxy:"))
+        self.assertEqual(set(lb["depends_on"]), set(CLUSTER_HUBS))
+        self.assertTrue(any(str(p).endswith(":8080") for p in lb["ports"]))
+        (mount,) = [m for m in lb["volumes"] if m.split(":")[1] == "/usr/local/etc/haproxy/haproxy.cfg"]
+        source = mount.split(":")[0]
+        self.assertTrue(os.path.isfile(os.path.join(DEPLOY, source)), source)
+        self.assertIn("/lb-healthz", " ".join(lb["healthcheck"]["test"]))
+        # The config it mounts checks every hub of this file on /healthz.
+        sections = haproxy_sections(read(source))
+        backend = sections["backend hubs"]
+        self.assertIn("option httpchk GET /healthz", backend)
+        self.assertIn("http-check expect status 200", backend)
+        (defaults,) = [l for l in backend if l.startswith("default-server ")]
+        self.assertIn(" check", defaults)
+        servers = {l.split()[1]: l.split()[2] for l in backend if l.startswith("server ")}
+        self.assertEqual(servers, {h: f"{h}:8080" for h in CLUSTER_HUBS})
+        (tunnel,) = [l for l in sections["defaults"] if l.startswith("timeout tunnel ")]
+        self.assertGreater(duration_s(tunnel.split()[2]), 30, "above the hub's 30 s ping")
+        (monitor,) = [l for l in sections["frontend trackhub"] if l.startswith("monitor-uri ")]
+        self.assertEqual(monitor.split()[1], "/lb-healthz")
+        self.assertIn("bind :8080", sections["frontend trackhub"])
+        # HAProxy exits at start if it cannot get ~2 descriptors per connection.
+        (maxconn,) = [int(l.split()[1]) for l in sections["global"] if l.startswith("maxconn ")]
+        self.assertGreaterEqual(lb["ulimits"]["nofile"]["soft"], 2 * maxconn + 1000)
+
+    def test_docker_compose_config(self):
+        compose_config_check(self, "compose.cluster.yaml")
+
+
+def kustomize(directory):
+    """The objects `kubectl kustomize directory` would print, for the features these
+    kustomizations use (resources: files and directories, namespace, images)."""
+    with open(os.path.join(directory, "kustomization.yaml"), encoding="utf-8") as f:
+        k = yaml.safe_load(f)
+    objects = []
+    for res in k.get("resources", []):
+        path = os.path.normpath(os.path.join(directory, res))
+        if os.path.isdir(path):
+            objects.extend(kustomize(path))
+        else:
+            with open(path, encoding="utf-8") as f:
+                objects.extend(d for d in yaml.safe_load_all(f) if d)
+    for obj in objects:
+        if "namespace" in k and obj["kind"] != "Namespace":
+            obj["metadata"]["namespace"] = k["namespace"]
+        for image in k.get("images", []):
+            for c in pod_spec(obj).get("containers", []) if pod_spec(obj) else []:
+                if c["image"] == image["name"]:
+                    c["image"] = f"{image['newName']}:{image['newTag']}"
+    return objects
+
+
+def pod_spec(obj):
+    if obj["kind"] in ("Deployment", "StatefulSet"):
+        return obj["spec"]["template"]["spec"]
+    return None
+
+
+def selects(selector, labels):
+    return all(labels.get(k) == v for k, v in selector.items())
 
 
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class KubernetesTest(unittest.TestCase):
+    """deploy/kubernetes/: base, and the overlays cluster/ (3 hubs + Redis) and single-hub/."""
+
+    KDIR = os.path.join(DEPLOY, "kubernetes")
+
     def setUp(self):
-        self.docs = {}
-        kdir = os.path.join(DEPLOY, "kubernetes")
-        for name in sorted(os.listdir(kdir)):
-            if name.endswith(".yaml"):
-                for doc in yaml.safe_load_all(read("kubernetes", name)):
-                    if doc:
-                        self.docs.setdefault(doc["kind"], []).append((name, doc))
+        self.overlays = {name: kustomize(os.path.join(self.KDIR, name)) for name in ("cluster", "single-hub")}
+
+    def objects(self, overlay, kind):
+        return [o for o in self.overlays[overlay] if o["kind"] == kind]
+
+    def one(self, overlay, kind, name):
+        (obj,) = [o for o in self.objects(overlay, kind) if o["metadata"]["name"] == name]
+        return obj
 
     def test_every_manifest_has_the_basic_keys(self):
-        for kind, docs in self.docs.items():
-            for name, doc in docs:
-                self.assertIn("apiVersion", doc, name)
-                if kind == "Kustomization":
-                    for res in doc["resources"]:
-                        self.assertTrue(os.path.isfile(os.path.join(DEPLOY, "kubernetes", res)), res)
-                    continue
-                self.assertIn("name", doc["metadata"], name)
-                if kind not in ("Namespace", "Secret", "ConfigMap"):
-                    self.assertIn("spec", doc, name)
+        for overlay, objects in self.overlays.items():
+            names = [(o["kind"], o["metadata"]["name"]) for o in objects]
+            self.assertEqual(len(names), len(set(names)), f"{overlay}: duplicate objects")
+            for obj in objects:
+                self.assertIn("apiVersion", obj)
+                self.assertEqual(obj["metadata"].get("namespace", "trackhub"), "trackhub")
+                if obj["kind"] not in ("Namespace", "Secret", "ConfigMap"):
+                    self.assertIn("spec", obj, obj["metadata"]["name"])
+                spec = pod_spec(obj)
+                if spec:
+                    self.assertTrue(selects(obj["spec"]["selector"]["matchLabels"],
+                                            obj["spec"]["template"]["metadata"]["labels"]))
+                    self.assertTrue(spec["securityContext"]["runAsNonRoot"])
+                    for c in spec["containers"]:
+                        self.assertFalse(c["securityContext"]["allowPrivilegeEscalation"])
+        # The Secret is not in any kustomization (no placeholder gets applied), but exists.
+        with open(os.path.join(self.KDIR, "secret.example.yaml"), encoding="utf-8") as f:
+            secret = yaml.safe_load(f)
+        self.assertEqual((secret["kind"], secret["metadata"]["name"]), ("Secret", "trackhub-jwt"))
+        for objects in self.overlays.values():
+            self.assertNotIn("Secret", [o["kind"] for o in objects])
 
-    def test_statefulset(self):
-        (_, sts), = self.docs["StatefulSet"]
-        spec = sts["spec"]
-        self.assertEqual(spec["replicas"], 1, "SQLite has one writer: one replica until cluster mode")
-        self.assertTrue(spec["volumeClaimTemplates"])
-        pod = spec["template"]["spec"]
-        self.assertGreater(pod["terminationGracePeriodSeconds"], SHUTDOWN_TIMEOUT_S)
-        (c,) = pod["containers"]
-        for probe in ("readinessProbe", "livenessProbe"):
+    def hub_container(self, workload):
+        (c,) = workload["spec"]["template"]["spec"]["containers"]
+        self.assertEqual(c["image"], "registry.example.com/trackhub:0.1.0")
+        return c, {e["name"]: e for e in c["env"]}
+
+    def check_hub_pod(self, workload):
+        pod = workload["spec"]["template"]["spec"]
+        c, env = self.hub_container(workload)
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             self.assertEqual(c[probe]["httpGet"]["path"], "/healthz", probe)
-        env = {e["name"]: e for e in c["env"]}
         self.assertEqual(env["TRACKHUB_JWT_SECRET"]["valueFrom"]["secretKeyRef"]["name"], "trackhub-jwt")
         self.assertIn("requests", c["resources"])
         mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        self.assertIn("/var/lib/trackhub", mounts)
+        self.assertIn("/tmp", mounts)
+        self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+        pre_stop = c.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", ["sleep", "0"])
+        self.assertEqual(pre_stop[0], "sleep")
+        shutdown = duration_s(env["TRACKHUB_SHUTDOWN_TIMEOUT"]["value"]) if "TRACKHUB_SHUTDOWN_TIMEOUT" in env else SHUTDOWN_TIMEOUT_S
+        self.assertGreater(pod["terminationGracePeriodSeconds"], int(pre_stop[1]) + shutdown)
+        # The Service (and so the Ingress) reaches these pods by name and port.
+        service = self.one("cluster" if workload["kind"] == "Deployment" else "single-hub", "Service", "trackhub")
+        self.assertTrue(selects(service["spec"]["selector"], workload["spec"]["template"]["metadata"]["labels"]))
+        self.assertIn(service["spec"]["ports"][0]["targetPort"], [p["name"] for p in c["ports"]])
+        return pod, c, env, mounts
+
+    def test_cluster_hubs(self):
+        (dep,) = self.objects("cluster", "Deployment")
+        self.assertEqual(dep["spec"]["replicas"], 3)
+        self.assertEqual(dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0)
+        pod, c, env, mounts = self.check_hub_pod(dep)
+        # The local copy is rebuilt at each start: an emptyDir, not a shared volume.
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        self.assertIn("emptyDir", volumes[mounts["/var/lib/trackhub"]])
+        self.assertNotIn("volumeClaimTemplates", dep["spec"])
+        # TRACKHUB_CLUSTER names a Service of this overlay that selects the Redis pods.
+        url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"]["value"])
+        self.assertEqual(url.scheme, "redis")
+        service = self.one("cluster", "Service", url.hostname)
+        (redis,) = self.objects("cluster", "StatefulSet")
+        redis_labels = redis["spec"]["template"]["metadata"]["labels"]
+        self.assertTrue(selects(service["spec"]["selector"], redis_labels))
+        self.assertEqual(service["spec"]["ports"][0]["port"], url.port)
+        # ... and the hubs' Service does not select Redis.
+        self.assertFalse(selects(self.one("cluster", "Service", "trackhub")["spec"]["selector"], redis_labels))
+        self.assertTrue(1 <= int(env["TRACKHUB_CLUSTER_PARTITIONS"]["value"]) <= 1024)
+        (pdb,) = self.objects("cluster", "PodDisruptionBudget")
+        self.assertTrue(selects(pdb["spec"]["selector"]["matchLabels"], dep["spec"]["template"]["metadata"]["labels"]))
+
+    def test_cluster_redis(self):
+        (redis,) = self.objects("cluster", "StatefulSet")
+        self.assertEqual(redis["spec"]["replicas"], 1)
+        self.assertIn(redis["spec"]["serviceName"], [s["metadata"]["name"] for s in self.objects("cluster", "Service")])
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        self.assertRegex(c["image"], r"^redis:7(\.|-|$)")
+        args = c["args"]
+        self.assertEqual(args[0], "redis-server")
+        pairs = dict(zip(args[1::2], args[2::2]))
+        self.assertEqual(pairs["--appendonly"], "yes")
+        self.assertEqual(pairs["--appendfsync"], "everysec")
+        self.assertEqual(pairs["--maxmemory-policy"], "noeviction")
+        mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        self.assertEqual(mounts["/data"], redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"])
+        self.assertIn("redis-cli ping", " ".join(c["readinessProbe"]["exec"]["command"]))
+        (policy,) = self.objects("cluster", "NetworkPolicy")
+        self.assertTrue(selects(policy["spec"]["podSelector"]["matchLabels"], redis["spec"]["template"]["metadata"]["labels"]))
+
+    def test_single_hub(self):
+        (sts,) = self.objects("single-hub", "StatefulSet")
+        spec = sts["spec"]
+        self.assertEqual(spec["replicas"], 1, "SQLite has one writer: one replica without cluster mode")
+        self.assertNotIn("Deployment", [o["kind"] for o in self.overlays["single-hub"]])
+        pod, c, env, mounts = self.check_hub_pod(sts)
         self.assertEqual(mounts["/var/lib/trackhub"], spec["volumeClaimTemplates"][0]["metadata"]["name"])
+        self.assertNotIn("TRACKHUB_CLUSTER", env)
         self.assertTrue(all("--cluster" not in a for a in c.get("args", [])))
-        services = [d for _, d in self.docs["Service"]]
-        self.assertIn(spec["serviceName"], [s["metadata"]["name"] for s in services])
-        secrets = [d["metadata"]["name"] for _, d in self.docs["Secret"]]
-        self.assertIn("trackhub-jwt", secrets)
+        self.assertIn(spec["serviceName"], [s["metadata"]["name"] for s in self.objects("single-hub", "Service")])
 
     def test_ingress_websocket_timeouts(self):
-        (_, ing), = self.docs["Ingress"]
-        a = ing["metadata"]["annotations"]
-        self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-read-timeout"]), 30)
-        self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-send-timeout"]), 30)
+        for overlay in self.overlays:
+            (ing,) = self.objects(overlay, "Ingress")
+            a = ing["metadata"]["annotations"]
+            self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-read-timeout"]), 30)
+            self.assertGreater(int(a["nginx.ingress.kubernetes.io/proxy-send-timeout"]), 30)
+            backend = ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+            self.assertIn(backend["name"], [s["metadata"]["name"] for s in self.objects(overlay, "Service")])
+
+    def test_kubectl_kustomize(self):
+        if shutil.which("kubectl") is None:
+            self.skipTest("kubectl not installed: kustomizations not built by kustomize")
+        for overlay, expected in self.overlays.items():
+            r = subprocess.run(["kubectl", "kustomize", os.path.join(self.KDIR, overlay)],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            built = [d for d in yaml.safe_load_all(r.stdout) if d]
+            key = lambda o: (o["kind"], o["metadata"]["name"])
+            self.assertEqual(sorted(map(key, built)), sorted(map(key, expected)), overlay)
+            for b in built:
+                (e,) = [o for o in expected if key(o) == key(b)]
+                self.assertEqual(b, e, f"{overlay}: {key(b)}")
+
+    def test_schemas(self):
+        if kubernetes_validate is None:
+            self.skipTest("kubernetes-validate not installed (pip install kubernetes-validate): schemas not checked")
+        for overlay, objects in self.overlays.items():
+            for obj in objects:
+                try:
+                    kubernetes_validate.validate(obj, "1.30", strict=True)
+                except Exception as e:  # ValidationError, with the path and the reason
+                    self.fail(f"{overlay}: {obj['kind']}/{obj['metadata']['name']}: {e}")
 
 
 class NginxTest(unittest.TestCase):
@@ -305,24 +596,323 @@ http {{
 
 
 class HAProxyTest(unittest.TestCase):
-    def test_haproxy_c(self):
+    def setUp(self):
         if shutil.which("haproxy") is None:
-            self.skipTest("haproxy not installed: haproxy.cfg not checked")
-        tmp = tempfile.mkdtemp(prefix="trackhub-haproxy-")
-        self.addCleanup(shutil.rmtree, tmp, True)
-        certs = make_cert(tmp)
+            self.skipTest("haproxy not installed: HAProxy configs not checked")
+        self.tmp = tempfile.mkdtemp(prefix="trackhub-haproxy-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def haproxy_c(self, text):
+        cfg = os.path.join(self.tmp, "haproxy.cfg")
+        with open(cfg, "w") as f:
+            f.write(text)
+        r = subprocess.run(["haproxy", "-c", "-f", cfg], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        return r.stdout + r.stderr
+
+    def test_haproxy_c(self):
+        certs = make_cert(self.tmp)
         if certs is None:
             self.skipTest("openssl not installed: no certificate for the bind line")
         text = read("haproxy", "haproxy.cfg")
         self.assertIn("option httpchk GET /healthz", text)
         self.assertIn("http-check expect status 200", text)
         self.assertRegex(text, r"timeout tunnel (\d{3,}|[4-9]\d)s")
-        cfg = os.path.join(tmp, "haproxy.cfg")
+        out = self.haproxy_c(text.replace("/etc/haproxy/certs/trackhub.pem", certs[2]))
+        self.assertNotIn("[WARNING]", out)
+
+    def test_compose_cluster_cfg(self):
+        text = read("haproxy", "compose-cluster.cfg")
+        # As written: the hub names resolve only on the compose network, so the only
+        # warnings allowed are HAProxy saying it could not resolve them (init-addr none
+        # lets it start anyway; the resolvers section finds them later).
+        out = self.haproxy_c(text)
+        for line in out.splitlines():
+            if "[WARNING]" in line:
+                self.assertRegex(line, r"could not resolve address 'hub-\d'", line)
+        # With the names pointed at loopback: no warning at all.
+        for hub in CLUSTER_HUBS:
+            text = text.replace(f"server {hub} {hub}:8080", f"server {hub} 127.0.0.1:8080")
+        self.assertNotIn("[WARNING]", self.haproxy_c(text))
+
+
+class StandInHub(socketserver.ThreadingTCPServer):
+    """A loopback HTTP server that answers like a hub for what the load balancer sees:
+    GET /healthz 200 or 503 (self.healthy), a WebSocket upgrade on /v1/ws (101, then one
+    text frame with its name), anything else 200 with its name as the body."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    def __init__(self, name):
+        self.name, self.healthy = name, True
+        super().__init__(("127.0.0.1", 0), StandInHandler)
+        self.port = self.server_address[1]
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @classmethod
+    def accept_key(cls, key):
+        return base64.b64encode(hashlib.sha1((key + cls.WS_GUID).encode()).digest()).decode()
+
+
+class StandInHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        sock, hub = self.request, self.server
+        sock.settimeout(5)
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head and len(head) < 65536:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+        except OSError:
+            return
+        lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        path = lines[0].split()[1]
+        headers = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
+        if path == "/v1/ws" and headers.get("upgrade", "").lower() == "websocket":
+            accept = hub.accept_key(headers["sec-websocket-key"])
+            payload = hub.name.encode()
+            sock.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                         + f"Sec-WebSocket-Accept: {accept}\r\n\r\n".encode()
+                         + bytes([0x81, len(payload)]) + payload)
+            try:
+                while sock.recv(4096):  # until the client closes
+                    pass
+            except OSError:
+                pass
+            return
+        if path == "/healthz":
+            status, body = (200, b'{"status":"ok"}') if hub.healthy else (503, b'{"status":"unavailable"}')
+        else:
+            status, body = 200, hub.name.encode()
+        reason = {200: "OK", 503: "Service Unavailable"}[status]
+        sock.sendall(f"HTTP/1.1 {status} {reason}\r\nContent-Length: {len(body)}\r\n"
+                     "Connection: close\r\n\r\n".encode() + body)
+
+
+class ClusterLoadBalancerTest(unittest.TestCase):
+    """deploy/haproxy/compose-cluster.cfg run by the local haproxy in front of three
+    stand-in hubs on loopback: it routes only to hubs whose /healthz answers 200, passes
+    WebSocket upgrades, denies /metrics, and its /lb-healthz (the compose healthcheck)
+    follows whether any hub is in rotation. Only the addresses, the check interval
+    (2 s -> 200 ms, so the test takes seconds) and the connection limits (which need
+    more file descriptors than a test machine may allow) are changed."""
+
+    def setUp(self):
+        if shutil.which("haproxy") is None:
+            self.skipTest("haproxy not installed: the cluster load balancer not run")
+        self.tmp = tempfile.mkdtemp(prefix="trackhub-lb-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.hubs = {name: StandInHub(name) for name in CLUSTER_HUBS}
+        for hub in self.hubs.values():
+            self.addCleanup(hub.server_close)
+            self.addCleanup(hub.shutdown)
+        self.lb_port, self.stats_port = free_port(), free_port()
+        text = read("haproxy", "compose-cluster.cfg")
+        replacements = [("bind :8080", f"bind 127.0.0.1:{self.lb_port}"),
+                        ("bind :8404", f"bind 127.0.0.1:{self.stats_port}"),
+                        ("inter 2s", "inter 200ms"),
+                        ("    maxconn 100000\n", "    maxconn 1000\n"),
+                        ("maxconn 50000", "maxconn 500")]
+        replacements += [(f"server {name} {name}:8080", f"server {name} 127.0.0.1:{hub.port}")
+                         for name, hub in self.hubs.items()]
+        for old, new in replacements:
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        cfg = os.path.join(self.tmp, "haproxy.cfg")
         with open(cfg, "w") as f:
-            f.write(text.replace("/etc/haproxy/certs/trackhub.pem", certs[2]))
-        r = subprocess.run(["haproxy", "-c", "-f", cfg], capture_output=True, text=True, timeout=60)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertNotIn("[WARNING]", r.stdout + r.stderr)
+            f.write(text)
+        self.log = open(os.path.join(self.tmp, "haproxy.log"), "w+")
+        self.addCleanup(self.log.close)
+        self.proc = subprocess.Popen(["haproxy", "-db", "-f", cfg], stdout=self.log, stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop_haproxy)
+        wait_until(lambda: self.proc.poll() is not None or self.status() is not None, 10, "haproxy to listen")
+        self.assertIsNone(self.proc.poll(), self.haproxy_log())
+
+    def stop_haproxy(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+    def haproxy_log(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def request(self, path, port=None):
+        """(status, body) of one GET through the LB; None if it is not listening."""
+        try:
+            with socket.create_connection(("127.0.0.1", port or self.lb_port), timeout=5) as s:
+                # HTTP/1.0: the answer ends when the connection does.
+                s.sendall(f"GET {path} HTTP/1.0\r\nHost: track.example.com\r\n\r\n".encode())
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+        except OSError:
+            return None
+        head, _, body = data.partition(b"\r\n\r\n")
+        if re.search(rb"(?im)^transfer-encoding:\s*chunked", head):  # HAProxy's stats page
+            chunks = b""
+            while body:
+                size, _, rest = body.partition(b"\r\n")
+                n = int(size.split(b";")[0], 16)
+                if n == 0:
+                    break
+                chunks, body = chunks + rest[:n], rest[n + 2:]
+            body = chunks
+        return int(head.split()[1]), body.decode("latin-1")
+
+    def status(self):
+        """{server: 'UP'/'DOWN'/...} from the stats page's CSV."""
+        r = self.request("/stats;csv", port=self.stats_port)
+        if r is None or r[0] != 200:
+            return None
+        rows = csv.DictReader(io.StringIO(r[1].lstrip("# ")))
+        return {row["svname"]: row["status"] for row in rows if row["pxname"] == "hubs"}
+
+    def wait_for_status(self, expected):
+        wait_until(lambda: all((self.status() or {}).get(k, "").startswith(v) for k, v in expected.items()),
+                   10, f"hub states {expected} (now {self.status()})")
+
+    def served_by(self, n=12):
+        seen = set()
+        for _ in range(n):
+            status, body = self.request("/v1/trips")
+            self.assertEqual(status, 200)
+            seen.add(body)
+        return seen
+
+    def test_routes_only_to_healthy_hubs(self):
+        self.hubs["hub-2"].healthy = False
+        self.wait_for_status({"hub-1": "UP", "hub-2": "DOWN", "hub-3": "UP"})
+        self.assertEqual(self.served_by(), {"hub-1", "hub-3"})
+        self.assertEqual(self.request("/lb-healthz")[0], 200)
+        # A hub that recovers comes back; one that fails goes out.
+        self.hubs["hub-2"].healthy = True
+        self.hubs["hub-1"].healthy = False
+        self.hubs["hub-3"].healthy = False
+        self.wait_for_status({"hub-1": "DOWN", "hub-2": "UP", "hub-3": "DOWN"})
+        self.assertEqual(self.served_by(), {"hub-2"})
+        # None in rotation: the LB answers 503 itself and reports itself unhealthy.
+        self.hubs["hub-2"].healthy = False
+        self.wait_for_status({"hub-1": "DOWN", "hub-2": "DOWN", "hub-3": "DOWN"})
+        self.assertEqual(self.request("/v1/trips")[0], 503)
+        self.assertEqual(self.request("/lb-healthz")[0], 503)
+
+    def test_websocket_upgrade(self):
+        self.hubs["hub-1"].healthy = False
+        self.wait_for_status({"hub-1": "DOWN", "hub-2": "UP", "hub-3": "UP"})
+        key = base64.b64encode(os.urandom(16)).decode()
+        with socket.create_connection(("127.0.0.1", self.lb_port), timeout=5) as s:
+            s.sendall(("GET /v1/ws HTTP/1.1\r\nHost: track.example.com\r\nUpgrade: websocket\r\n"
+                       f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+            data = b""
+            while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < 7:
+                chunk = s.recv(4096)
+                self.assertTrue(chunk, data)
+                data += chunk
+        head, _, frame = data.partition(b"\r\n\r\n")
+        head = head.decode("latin-1")
+        self.assertTrue(head.startswith("HTTP/1.1 101"), head)
+        headers = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in head.split("\r\n")[1:])}
+        self.assertEqual(headers["sec-websocket-accept"], StandInHub.accept_key(key))
+        self.assertEqual(headers["upgrade"].lower(), "websocket")
+        self.assertEqual(frame[0], 0x81)
+        self.assertIn(frame[2:2 + frame[1]].decode(), {"hub-2", "hub-3"})
+
+    def test_metrics_not_through_the_lb(self):
+        self.assertEqual(self.request("/metrics")[0], 403)
+
+    @unittest.skipIf(yaml is None, "PyYAML not installed: compose healthchecks not read")
+    def test_compose_healthcheck_commands(self):
+        # The commands compose.cluster.yaml runs in the hub and LB containers, pointed at
+        # the stand-in hub-1 and at this LB: exit 0 only on a 200.
+        if shutil.which("bash") is None or shutil.which("timeout") is None:
+            self.skipTest("bash/timeout not installed")
+        services = yaml.safe_load(read("compose.cluster.yaml"))["services"]
+
+        def run(test, port):
+            self.assertEqual(test[0], "CMD")
+            argv = [a.replace("/127.0.0.1/8080", f"/127.0.0.1/{port}") for a in test[1:]]
+            return subprocess.run(argv, capture_output=True, timeout=30).returncode
+
+        hub_check, lb_check = services["hub-1"]["healthcheck"]["test"], services["lb"]["healthcheck"]["test"]
+        self.assertEqual(run(hub_check, self.hubs["hub-1"].port), 0)
+        self.wait_for_status({"hub-1": "UP"})
+        self.assertEqual(run(lb_check, self.lb_port), 0)
+        for hub in self.hubs.values():
+            hub.healthy = False
+        self.assertNotEqual(run(hub_check, self.hubs["hub-1"].port), 0)
+        self.wait_for_status({h: "DOWN" for h in CLUSTER_HUBS})
+        self.assertNotEqual(run(lb_check, self.lb_port), 0)
+
+
+@unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
+class RedisCommandTest(unittest.TestCase):
+    """The Redis command lines of compose.cluster.yaml and kubernetes/cluster/redis.yaml,
+    run by the local redis-server (loopback, a temp dir): Redis accepts them, AOF is on,
+    and the compose healthcheck answers."""
+
+    def start(self, argv):
+        if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+            self.skipTest("redis-server/redis-cli not installed: Redis command lines not run")
+        tmp = tempfile.mkdtemp(prefix="trackhub-redis-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        port = free_port()
+        self.assertEqual(argv[0], "redis-server")
+        # Where the image's would listen and write: loopback and the temp dir instead.
+        proc = subprocess.Popen(argv + ["--port", str(port), "--bind", "127.0.0.1", "--dir", tmp,
+                                        "--save", "", "--daemonize", "no"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+        def stop():
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
+            proc.stdout.close()
+        self.addCleanup(stop)
+        cli = ["redis-cli", "-h", "127.0.0.1", "-p", str(port)]
+        wait_until(lambda: proc.poll() is not None or subprocess.run(cli + ["ping"], capture_output=True,
+                   text=True, timeout=10).stdout.strip() == "PONG", 20, "redis-server to answer")
+        self.assertIsNone(proc.poll(), proc.stdout.read().decode(errors="replace") if proc.poll() is not None else "")
+        return cli, port
+
+    def config(self, cli, name):
+        r = subprocess.run(cli + ["config", "get", name], capture_output=True, text=True, timeout=10)
+        return r.stdout.split()[1]
+
+    def check(self, cli):
+        self.assertEqual(self.config(cli, "appendonly"), "yes")
+        self.assertEqual(self.config(cli, "appendfsync"), "everysec")
+        self.assertEqual(self.config(cli, "maxmemory-policy"), "noeviction")
+        # An XADD with an approximate MAXLEN, the way the log is written.
+        r = subprocess.run(cli + ["xadd", "trackhub:log:0", "MAXLEN", "~", "1000000", "*", "e", "{}"],
+                           capture_output=True, text=True, timeout=10)
+        self.assertRegex(r.stdout.strip(), r"^\d+-\d+$", r.stdout + r.stderr)
+
+    def test_compose_redis(self):
+        redis = yaml.safe_load(read("compose.cluster.yaml"))["services"]["redis"]
+        cli, port = self.start(list(redis["command"]))
+        self.check(cli)
+        test = redis["healthcheck"]["test"]
+        self.assertEqual(test[0], "CMD-SHELL")
+        r = subprocess.run(["sh", "-c", test[1].replace("redis-cli", f"redis-cli -h 127.0.0.1 -p {port}")],
+                           capture_output=True, timeout=30)
+        self.assertEqual(r.returncode, 0)
+
+    def test_kubernetes_redis(self):
+        (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "cluster")) if o["kind"] == "StatefulSet"]
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        cli, _ = self.start(list(c["args"]))
+        self.check(cli)
+        self.assertGreater(int(self.config(cli, "maxmemory")), 0)
 
 
 class SystemdTest(unittest.TestCase):
@@ -345,6 +935,9 @@ class SystemdTest(unittest.TestCase):
             self.assertEqual(settings[k], ["yes"], k)
         self.assertEqual(settings["ProtectSystem"], ["strict"])
         self.assertNotIn("root", settings.get("User", ["root"]))
+        # Cluster mode is an example to uncomment; the unit as shipped runs one hub.
+        self.assertRegex(text, r"(?m)^#Environment=TRACKHUB_CLUSTER=redis://[\w.-]+:\d+$")
+        self.assertFalse(any(e.startswith("TRACKHUB_CLUSTER") for e in settings.get("Environment", [])))
 
     def test_systemd_analyze_verify(self):
         if shutil.which("systemd-analyze") is None:
@@ -372,6 +965,22 @@ class SystemdTest(unittest.TestCase):
         # Unknown keys and bad values are only warnings (exit 0): fail on any line about the unit.
         ours = [line for line in out.splitlines() if "trackhub.service" in line]
         self.assertEqual(ours, [], out)
+
+
+class WordingTest(unittest.TestCase):
+    """Cluster mode exists: nothing in deploy/ or the operator docs says otherwise."""
+
+    STALE = re.compile(r"not yet available|not available in this build|does not exist yet|"
+                       r"until cluster mode|cluster mode (is )?(planned|later)|requires cluster mode", re.I)
+
+    def test_no_stale_wording(self):
+        paths = [os.path.join(ROOT, "docs", n) for n in ("cluster.md", "operations.md")]
+        for directory, _, files in os.walk(DEPLOY):
+            paths += [os.path.join(directory, f) for f in files]
+        for path in paths:
+            with open(path, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    self.assertIsNone(self.STALE.search(line), f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}")
 
 
 if __name__ == "__main__":
