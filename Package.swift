@@ -5,6 +5,7 @@ import PackageDescription
 //   TrackHubCore      pure Swift, no I/O, no C: geodesy, routes, animation, trips, fleet clustering
 //   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
+//   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
 //   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API; tokens (libcrypto HMAC)
 //   trackhub          the command line (serve, token, simulate)
 //   trackhub-load     the load generator
@@ -33,19 +34,25 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(name: "TrackHubCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
+        .target(name: "TrackHubRedis", dependencies: ["CHiredis"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "CLibWebSockets", "CCrypto"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "CLibWebSockets", "CCrypto"]
         ),
         .target(
             name: "TrackHubSimulator",
             dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubServer"]
         ),
         .target(name: "TrackHubCLI"),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubSimulator", "TrackHubCLI"]),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
             dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets", "TrackHubCLI"]

@@ -1,5 +1,6 @@
 import TrackHubCLI
 import Foundation
+import TrackHubRedis
 import TrackHubServer
 import TrackHubStore
 
@@ -28,6 +29,16 @@ enum ServeCommand {
       --max-items N             clusters per fleet answer, 1–100000 (default 2000)
       --log-level LEVEL         error, warn, info or debug (default info)
 
+    Cluster mode (docs/cluster.md):
+      --cluster redis://HOST:PORT
+                                be one of several hubs sharing a log in Redis: commands and fixes
+                                are acked once Redis has them, every hub shows the same markers;
+                                --data then holds this node's own copy, rebuilt at each start
+      --cluster-partitions N    streams the log is split into, 1–1024 (default 16; the same on
+                                every node)
+      --cluster-snapshot-interval DURATION
+                                how often a state snapshot goes to Redis (default 30s)
+
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)
       --max-body BYTES          an HTTP body (default 4MiB; past it: 413)
@@ -49,6 +60,7 @@ enum ServeCommand {
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
+        "cluster-partitions", "cluster-snapshot-interval",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -104,9 +116,13 @@ enum ServeCommand {
             guard loop == "libev" || loop == "poll" else { throw UsageError("--event-loop: \(loop) is not libev or poll") }
             config.useLibev = loop == "libev"
         }
-        if flags.string("cluster") != nil {
-            throw UsageError("--cluster: cluster mode is not available in this build yet")
+        if let url = flags.string("cluster") {
+            guard let address = RedisAddress(url: url) else { throw UsageError("--cluster: \(url) is not redis://HOST:PORT") }
+            config.clusterAddress = address
         }
+        config.clusterPartitions = try flags.int("cluster-partitions", range: 1...1024) ?? config.clusterPartitions
+        config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
+        if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
         return config
     }
 
@@ -131,7 +147,7 @@ enum ServeCommand {
         // used is a one-line error naming it, exit 2.
         let store: SQLiteTripStore
         do {
-            store = try SQLiteTripStore(directory: config.dataDirectory, synchronous: config.syncFull ? .full : .normal)
+            store = try SQLiteTripStore(directory: try storeDirectory(config), synchronous: config.syncFull ? .full : .normal)
         } catch {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
             return 2
@@ -167,5 +183,22 @@ enum ServeCommand {
         store.close()
         log.info("stopped")
         return 0
+    }
+
+    /// Where the SQLite store lives. In cluster mode it is the node's own copy of what it
+    /// applied from the log (trails, event replay): rebuilt from the snapshot and the log at
+    /// every start, so it lives in its own directory, emptied first.
+    static func storeDirectory(_ config: HubConfig) throws -> String {
+        guard config.clusterAddress != nil else { return config.dataDirectory }
+        let directory = (config.dataDirectory as NSString).appendingPathComponent("cluster-node")
+        let files = FileManager.default
+        if files.fileExists(atPath: directory) {
+            do {
+                try files.removeItem(atPath: directory)
+            } catch {
+                throw StoreError.unusable(path: directory, reason: "cannot clear the node's copy: \(error.localizedDescription)")
+            }
+        }
+        return directory
     }
 }

@@ -27,3 +27,13 @@ extension Trip {
         return (frame, checkWaypointsAndArrival(s, now: now))
     }
 }
+
+extension Trip {
+    /// True while `tick` still has something to do: an animation not yet framed to its end,
+    /// or a waypoint/arrival check due. A trip for which this is false may be left out of
+    /// ticks; calling `tick` on it changes nothing.
+    public var wantsTick: Bool {
+        guard let a = animation, endedAt == nil else { return false }
+        return framedThrough < a.endT || needsCheck
+    }
+}

@@ -44,6 +44,7 @@ extension Hub {
             removeSubscriber(id, from: trip)
         }
         if let key = session.viewportKey { fleetViewportRemoved(id, key: key) }
+        forgetPendingAnswers(of: id)
     }
 
     func connectionReceived(_ id: ConnectionID, message: [UInt8]) {

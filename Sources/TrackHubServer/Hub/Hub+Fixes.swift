@@ -77,7 +77,7 @@ extension Hub {
         }
     }
 
-    private func applyCommittedFix(trip: String, fix: FixInput, now: Int64) {
+    func applyCommittedFix(trip: String, fix: FixInput, now: Int64) {
         guard let (segment, events, seq, slot) = mutateTrip(trip, { entry in
             let (segment, events) = entry.trip.apply(fix, now: now)
             if let segment {
@@ -88,7 +88,7 @@ extension Hub {
         }) else { return }
         metrics.fixesApplied += 1
         if let segment {
-            animating.scheduleSoon(trip)
+            if cluster == nil { animating.scheduleSoon(trip) }  // cluster mode: Hub+ClusterTick
             let message = ServerMessages.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
         }
@@ -101,7 +101,7 @@ extension Hub {
         }
     }
 
-    private func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
+    func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
         switch reply {
         case .webSocket(let id, let re):
             for (fix, verdict) in zip(fixes, verdicts) {
@@ -143,6 +143,15 @@ extension Hub {
         tripsWithUnstoredState.remove(trip)
         var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
         let encoded = events.map { ServerMessages.eventPayload(trip: trip, $0) }
+        if cluster != nil, !encoded.isEmpty {
+            // Kept for snapshots: a node that starts from one replays these with since_event.
+            mutateTrip(trip) { entry in
+                entry.recentEvents.append(contentsOf: encoded)
+                if entry.recentEvents.count > ClusterState.eventsKept {
+                    entry.recentEvents.removeFirst(entry.recentEvents.count - ClusterState.eventsKept)
+                }
+            }
+        }
         for (event, payload) in zip(events, encoded) {
             records.append(.event(tripID: trip, n: event.n, encoded: payload))
         }

@@ -15,7 +15,8 @@ extension Hub {
         let path = request.path
         if path == "/healthz" { return respondHealth(request) }
         if path == "/metrics" {
-            let text = metrics.render(trips: trips.count, movingTrips: animating.count, draining: draining)
+            let clusterGauges = cluster.map { (up: $0.isHealthy, lagMs: $0.watermark == .min ? -1 : now - $0.watermark) }
+            let text = metrics.render(trips: trips.count, movingTrips: cluster?.moving.count ?? animating.count, draining: draining, cluster: clusterGauges)
             return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {
@@ -31,7 +32,15 @@ extension Hub {
 
     private func respondHealth(_ request: HTTPRequest) {
         let status: String
-        if draining { status = "draining" } else if !store.isHealthy { status = "unavailable" } else { status = "ok" }
+        if draining {
+            status = "draining"
+        } else if !store.isHealthy || cluster?.isHealthy == false {
+            status = "unavailable"
+        } else if let cluster, !cluster.isCaughtUp(now: wallClockMillis()) {
+            status = "catching_up"  // cluster mode: still replaying the log
+        } else {
+            status = "ok"
+        }
         var w = JSONWriter(headroom: 0, capacity: 128)
         w.beginObject()
         w.field("status", status)
@@ -54,6 +63,9 @@ extension Hub {
             listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
         case (.post, 1, "trips"):
             let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
+            if cluster != nil {
+                return try appendCreate(body, rawBody: request.body, now: now, reply: connection)
+            }
             createTrip(NewTrip(
                 id: body.id, route: try makeRoute(body.route), waypoints: body.waypoints, destination: body.destination,
                 config: body.config, riderJSON: body.rider.map { riderBytes($0) }), now: now, reply: connection)
@@ -70,6 +82,10 @@ extension Hub {
 
     private func routeTrip(_ request: HTTPRequest, id: String, rest: [String], query: QueryString, now: Int64) throws(ProtocolError) {
         let connection = request.connection
+        if cluster != nil, request.method != .get {
+            // Cluster mode: whether the trip exists is decided in log order (Hub+ClusterApply).
+            return try routeTripCommandToLog(request, id: id, rest: rest, now: now)
+        }
         guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
         switch (request.method, rest.first) {
         case (.get, nil):
@@ -129,7 +145,7 @@ extension Hub {
         }
     }
 
-    private func riderBytes(_ rider: JSONValue) -> [UInt8] {
+    func riderBytes(_ rider: JSONValue) -> [UInt8] {
         var w = JSONWriter(headroom: 0, capacity: 64)
         w.value(rider)
         return w.finish()

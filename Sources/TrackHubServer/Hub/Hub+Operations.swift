@@ -19,7 +19,11 @@ extension Hub {
         case .fix(let trip, let fix):
             receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
         case .proceed(let trip):
-            proceed(trip: trip, now: now, reply: .webSocket(id, re))
+            if cluster != nil {
+                appendToLog(ClusterCommand(kind: .proceed, trip: trip), reply: .webSocket(id, re), now: now)
+            } else {
+                proceed(trip: trip, now: now, reply: .webSocket(id, re))
+            }
         case .viewport(let viewport):
             setViewport(id, viewport: viewport, re: re)
         }
@@ -65,6 +69,10 @@ extension Hub {
         guard let session = sessions[id] else { return }
         if !session.takeFixToken(now: now, ratePerSecond: config.maxFixRate) {
             sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
+            return
+        }
+        if cluster != nil {
+            appendToLog(ClusterCommand(kind: .fixes, trip: trip, fixes: [fix]), reply: .webSocket(id, re), now: now)
             return
         }
         guard trips[trip] != nil else {

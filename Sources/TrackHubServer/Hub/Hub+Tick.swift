@@ -6,30 +6,11 @@ extension Hub {
     func tick() {
         let started = monotonicMicros()
         let now = wallClockMillis()
-        var stopped: [String] = []
-        for id in animating.takeDue() {
-            guard let (frame, events, seq, slot, isAnimating) = mutateTrip(id, { entry in
-                let (frame, events) = entry.trip.tick(now: now)
-                if frame != nil { entry.frameSeq += 1 }
-                return (frame, events, entry.frameSeq, entry.slot, entry.trip.isAnimating(at: now))
-            }) else {
-                stopped.append(id)
-                continue
-            }
-            if let frame {
-                if let followers = subscribers[id], followers.values.contains(.frames) {
-                    let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
-                    metrics.framesEncoded += 1
-                    metrics.framesOut += broadcast(message, to: followers, mode: .frames)
-                }
-            } else if !isAnimating {
-                stopped.append(id)
-            }
-            if !events.isEmpty {
-                storeStateAndSend(events, trip: id)
-            }
+        if cluster != nil {
+            tickClusterGrid(now: now)
+        } else {
+            tickDueTrips(now: now)
         }
-        for id in stopped { animating.remove(id) }
         let elapsed = Double(monotonicMicros() - started) / 1_000_000
         metrics.ticks += 1
         metrics.tickSecondsSum += elapsed
@@ -49,11 +30,43 @@ extension Hub {
             endArrivedTrips(now: now)
             fleetTickIfDue(now: now)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
+            if cluster != nil { clusterHousekeeping(now: now) }
+        }
+    }
+
+    /// One sub-tick of a hub on its own: the trips of the phase due now.
+    private func tickDueTrips(now: Int64) {
+        var stopped: [String] = []
+        for id in animating.takeDue() {
+            guard let (frame, events, seq, slot, isAnimating) = mutateTrip(id, { entry in
+                let (frame, events) = entry.trip.tick(now: now)
+                if frame != nil { entry.frameSeq += 1 }
+                return (frame, events, entry.frameSeq, entry.slot, entry.trip.isAnimating(at: now))
+            }) else {
+                stopped.append(id)
+                continue
+            }
+            sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events)
+            if frame == nil && !isAnimating { stopped.append(id) }
+        }
+        for id in stopped { animating.remove(id) }
+    }
+
+    /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
+    func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent]) {
+        if let frame, let followers = subscribers[id], followers.values.contains(.frames) {
+            let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
+            metrics.framesEncoded += 1
+            metrics.framesOut += broadcast(message, to: followers, mode: .frames)
+        }
+        if !events.isEmpty {
+            storeStateAndSend(events, trip: id)
         }
     }
 
     /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
     private func endArrivedTrips(now: Int64) {
+        if cluster != nil { return requestEndsOfArrivedTrips(now: now) }
         for (id, entry) in trips where entry.trip.status == .arrived {
             if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= config.endAfterMs {
                 endTrip(id, now: now, reply: nil)

@@ -36,6 +36,8 @@ public final class Hub: @unchecked Sendable {
     var tripsWithUnstoredState: Set<String> = []
     var storeBatchesInFlight = 0
     var fleet = FleetState()
+    /// Cluster mode (`--cluster`); nil for a hub on its own.
+    var cluster: ClusterState?
 
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let startedSignal = DispatchSemaphore(value: 0)
@@ -60,7 +62,13 @@ public final class Hub: @unchecked Sendable {
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
     /// hub accepts connections.
     public func start() throws {
-        try restoreTrips()
+        if let address = config.clusterAddress {
+            // Cluster mode: the state comes from the snapshot and the log, not the local store.
+            try joinCluster(address)
+            restoreClusterSchedule()
+        } else {
+            try restoreTrips()
+        }
         let thread = Thread { [self] in
             do {
                 try host.start()
@@ -72,8 +80,10 @@ public final class Hub: @unchecked Sendable {
             }
             port = host.boundPort
             host.startTimer(intervalMicros: Int64(1_000_000 / (max(1, config.tickHz) * animating.phases)))
+            startClusterThreads()
             startedSignal.signal()
             host.run()
+            stopClusterThreads()
             stoppedSignal.signal()
         }
         thread.name = "trackhub-service"
@@ -158,7 +168,8 @@ public final class Hub: @unchecked Sendable {
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
         // also wait (within the timeout) until every open connection's queue has drained.
         let unsentReplies = sessions.values.contains { !$0.isClosing && !$0.queue.isEmpty }
-        if (storeBatchesInFlight > 0 || unsentReplies) && waitedMs < config.shutdownTimeoutMs {
+        let unansweredCommands = !(cluster?.pending.isEmpty ?? true)
+        if (storeBatchesInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
                 runOnServiceThread { [self] in drain(startedAt: startedAt) }

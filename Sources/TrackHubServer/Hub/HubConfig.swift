@@ -1,4 +1,5 @@
 import TrackHubProtocol
+import TrackHubRedis
 
 /// Everything `trackhub serve` can be told (PROTOCOL section 9), with its defaults.
 public struct HubConfig: Sendable {
@@ -35,6 +36,12 @@ public struct HubConfig: Sendable {
     public var logLevel = "info"
     /// libev (epoll) in production; tests run several hubs in one process on the poll loop.
     public var useLibev = true
+    /// Cluster mode (docs/cluster.md): the Redis holding the shared log; nil for one hub alone.
+    public var clusterAddress: RedisAddress?
+    /// Streams the log is split into; every node of a cluster must use the same number.
+    public var clusterPartitions = 16
+    /// How often a node writes a state snapshot to Redis (one node per interval).
+    public var clusterSnapshotIntervalMs: Int64 = 30_000
 
     public init() {}
 

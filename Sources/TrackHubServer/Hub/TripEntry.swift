@@ -22,6 +22,11 @@ struct TripEntry {
     /// Fixes that arrived while a batch was being stored; they form the next batch.
     var waitingFixes: [FixRequest] = []
     var waitingFixCount = 0
+    /// Cluster mode: the grid time of this trip's next tick; nil while it needs none.
+    var nextTickAt: Int64?
+    /// Cluster mode: the trip's last events as sent (for snapshots, so a node that starts from
+    /// one can replay them with since_event). At most `ClusterState.eventsKept`.
+    var recentEvents: [[UInt8]] = []
 }
 
 /// Fixes from one request (a `fix` op, or an HTTP batch) and where their acks go.

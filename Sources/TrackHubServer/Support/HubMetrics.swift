@@ -28,8 +28,12 @@ struct HubMetrics {
     var fleetViewportsComputed = 0
     var fleetMessagesEncoded = 0
     var fleetRebuildSecondsLast = 0.0
+    var clusterAppends = 0
+    var clusterAppendFailures = 0
+    var clusterEntriesApplied = 0
+    var clusterSnapshotsWritten = 0
 
-    func render(trips: Int, movingTrips: Int, draining: Bool) -> String {
+    func render(trips: Int, movingTrips: Int, draining: Bool, cluster: (up: Bool, lagMs: Int64)? = nil) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: Double, labels: String = "") {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(format(value))\n"
@@ -54,6 +58,14 @@ struct HubMetrics {
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
+        if let cluster {
+            metric("trackhub_cluster_redis_up", "gauge", "1 while the cluster log in Redis answers.", cluster.up ? 1 : 0)
+            metric("trackhub_cluster_lag_ms", "gauge", "This node's clock minus the log time it has applied up to.", Double(cluster.lagMs))
+            metric("trackhub_cluster_log_appends_total", "counter", "Commands appended to the cluster log.", Double(clusterAppends))
+            metric("trackhub_cluster_append_failures_total", "counter", "Appends Redis did not take (answered unavailable).", Double(clusterAppendFailures))
+            metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(clusterEntriesApplied))
+            metric("trackhub_cluster_snapshots_written_total", "counter", "Snapshots this node wrote to Redis.", Double(clusterSnapshotsWritten))
+        }
         out += "# HELP trackhub_errors_out_total Error replies sent, by code.\n# TYPE trackhub_errors_out_total counter\n"
         for (code, count) in errorsOut.sorted(by: { $0.key < $1.key }) {
             out += "trackhub_errors_out_total{code=\"\(code)\"} \(count)\n"

@@ -1,0 +1,43 @@
+import Foundation
+import TrackHubCore
+
+/// One entry of the cluster log: a trip command as the node that received it appended it,
+/// before anyone judged it. Every node applies it in log order (docs/cluster.md).
+///
+/// Creates and new routes carry the HTTP body exactly as the client sent it: every node
+/// decodes it with the same code, so they all build the same route.
+struct ClusterCommand: Codable, Sendable, Equatable {
+    enum Kind: String, Codable, Sendable {
+        case create, route, proceed, end, fixes
+    }
+
+    var kind: Kind
+    var trip: String
+    /// The node that appended it and its number for the request, so that node (and only it)
+    /// answers the client once it applies the entry. Nil for commands nobody waits for.
+    var origin: String?
+    var request: Int64?
+    /// `create` and `route`: the request body as received (JSON text).
+    var body: String?
+    /// `fixes`: the fixes in the order they were sent.
+    var fixes: [FixInput]?
+
+    enum CodingKeys: String, CodingKey {
+        case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f"
+    }
+
+    func encoded() -> [UInt8] {
+        // Encoding a plain Codable struct cannot fail.
+        Array((try? Self.encoder.encode(self)) ?? Data())
+    }
+
+    static func decode(_ bytes: [UInt8]) -> ClusterCommand? {
+        try? JSONDecoder().decode(ClusterCommand.self, from: Data(bytes))
+    }
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+}

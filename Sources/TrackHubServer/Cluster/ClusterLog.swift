@@ -1,0 +1,65 @@
+/// Names and numbers of the cluster log in Redis (docs/cluster.md).
+enum ClusterLog {
+    static let partitionsKey = "trackhub:partitions"
+    static let snapshotKey = "trackhub:snapshot"
+    static let snapshotLockKey = "trackhub:snapshot-lock"
+    /// Each partition stream keeps about this many entries (XADD MAXLEN ~): the log is bounded;
+    /// snapshots make older entries unnecessary for a node that starts.
+    static let maxEntriesPerPartition = 1_000_000
+    /// The field of a stream entry holding the command.
+    static let entryField = "e"
+
+    static func streamKey(_ partition: Int) -> String { "trackhub:log:\(partition)" }
+
+    /// The partition of a trip: all its commands go to one stream, so they are totally ordered.
+    /// FNV-1a over the id's bytes: the same on every node and every run (Swift's Hasher is not).
+    static func partition(of tripID: String, partitions: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in tripID.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int(hash % UInt64(max(1, partitions)))
+    }
+}
+
+/// A Redis stream entry id, `<ms>-<n>`: the ms is Redis's clock when the entry was added,
+/// and the entry's time for every node that applies it.
+struct StreamID: Comparable, Sendable, Codable, CustomStringConvertible {
+    var ms: Int64
+    var sequence: Int64
+
+    static let zero = StreamID(ms: 0, sequence: 0)
+
+    init(ms: Int64, sequence: Int64) {
+        self.ms = ms
+        self.sequence = sequence
+    }
+
+    init?(_ text: String) {
+        guard let dash = text.firstIndex(of: "-"), let ms = Int64(text[..<dash]),
+            let n = Int64(text[text.index(after: dash)...])
+        else { return nil }
+        self.ms = ms
+        self.sequence = n
+    }
+
+    var description: String { "\(ms)-\(sequence)" }
+
+    static func < (a: StreamID, b: StreamID) -> Bool {
+        (a.ms, a.sequence) < (b.ms, b.sequence)
+    }
+
+    init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let id = StreamID(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a stream id: \(text)"))
+        }
+        self = id
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+import TrackHubRedis
+
+/// What one read of the log brought: entries in log order per partition, and the watermark.
+struct ClusterReadBatch: Sendable {
+    struct Entry: Sendable {
+        var partition: Int
+        var id: StreamID
+        var payload: [UInt8]
+    }
+    var entries: [Entry]
+    /// Per partition, the last id read (also of entries skipped as not ours).
+    var lastIDs: [Int: StreamID]
+    /// Every entry whose id's ms is below this has been read (in this batch or an earlier one).
+    var watermark: Int64
+}
+
+/// Tails every partition of the cluster log on its own thread and connection.
+///
+/// Each round trip is one pipeline: `TIME`, then `XREAD COUNT n` over all partitions from the
+/// last ids read. Redis runs the two back to back, so every entry added before the `TIME`
+/// answer is in this reply or an earlier one: `TIME` is the watermark that lets a node tick
+/// the shared grid without ever missing an entry before it (docs/cluster.md).
+///
+/// The read does not block in Redis: a blocked XREAD's timeout is only checked `hz` times a
+/// second (10 by default), which held the watermark 100–200 ms behind and every frame with
+/// it. Instead, a read that brings nothing is followed by a pause of `idlePauseMicros`; so an
+/// idle node costs Redis about 400 small round trips a second, and the watermark stays
+/// within a few ms of the clock.
+///
+/// At most two batches wait for the hub (`consumed()`): a hub that falls behind slows the
+/// reader, never the other way round, and memory stays bounded.
+final class ClusterLogReader: Sendable {
+    static let entriesPerRead = 1000
+    static let idlePauseMicros: UInt32 = 2000
+
+    private let address: RedisAddress
+    private let partitions: Int
+    private let deliver: @Sendable (ClusterReadBatch) -> Void
+    private let connectionChanged: @Sendable (Bool, String?) -> Void
+    private let credits = DispatchSemaphore(value: 2)
+    private let positions: Mutex<[StreamID]>
+    private let stopping = Mutex(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// - Parameters:
+    ///   - after: per partition, the last id already applied (`StreamID.zero`: from the start).
+    ///   - deliver: called on the reader's thread with each batch; call `consumed()` once applied.
+    ///   - connectionChanged: called when the connection comes up (true) or breaks (false, why).
+    init(
+        address: RedisAddress, partitions: Int, after: [StreamID],
+        deliver: @escaping @Sendable (ClusterReadBatch) -> Void,
+        connectionChanged: @escaping @Sendable (Bool, String?) -> Void
+    ) {
+        self.address = address
+        self.partitions = partitions
+        self.positions = Mutex(after)
+        self.deliver = deliver
+        self.connectionChanged = connectionChanged
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "trackhub-log-reader"
+        thread.start()
+    }
+
+    /// The hub applied a batch: the reader may hand over another.
+    func consumed() { credits.signal() }
+
+    func stop() {
+        stopping.withLock { $0 = true }
+        credits.signal()
+        stopped.wait()
+    }
+
+    private func run() {
+        var redis = RedisReconnect(address: address, timeoutMs: 2000)
+        var wasUp: Bool?
+        let keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
+        while !stopping.withLock({ $0 }) {
+            let after = positions.withLock { $0 }
+            let batch: ClusterReadBatch
+            do {
+                let connection = try redis.get()
+                var xread: [[UInt8]] = [Array(redis: "XREAD"), Array(redis: "COUNT"), Array(redis: String(Self.entriesPerRead)),
+                                        Array(redis: "STREAMS")]
+                xread += keys
+                xread += after.map { Array(redis: $0.description) }
+                let replies = try connection.pipeline([[Array(redis: "TIME")], xread])
+                batch = try Self.parse(time: replies[0], read: replies[1], partitions: partitions)
+            } catch {
+                redis.noteFailure(error)
+                if wasUp != false { connectionChanged(false, "\(error)") }
+                wasUp = false
+                // Wait out the backoff on the stop flag rather than spinning on connect.
+                _ = stoppedProbe(milliseconds: 100)
+                continue
+            }
+            if wasUp != true { connectionChanged(true, nil) }
+            wasUp = true
+            var latest = after
+            for (partition, id) in batch.lastIDs where latest[partition] < id { latest[partition] = id }
+            positions.withLock { $0 = latest }
+            credits.wait()
+            if stopping.withLock({ $0 }) { break }
+            let idle = batch.entries.isEmpty
+            deliver(batch)
+            if idle { usleep(Self.idlePauseMicros) }  // poll pace when the log is quiet (see above)
+        }
+        stopped.signal()
+    }
+
+    /// Waits up to `milliseconds`, returning early (true) when asked to stop.
+    private func stoppedProbe(milliseconds: Int) -> Bool {
+        let deadline = monotonicMicros() / 1000 + Int64(milliseconds)
+        while monotonicMicros() / 1000 < deadline {
+            if stopping.withLock({ $0 }) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// Turns `TIME` and `XREAD` replies into a batch. A partition that returned a full
+    /// `COUNT` may have more entries waiting: the watermark then stops at its last entry's ms.
+    static func parse(time: RedisValue, read: RedisValue, partitions: Int) throws(RedisError) -> ClusterReadBatch {
+        guard let parts = time.elements, parts.count == 2, let seconds = parts[0].int, let micros = parts[1].int else {
+            throw .refused("unexpected TIME reply \(time)")
+        }
+        // TIME is taken before XREAD; minus one ms so an entry in the same ms as TIME counts as unread.
+        var watermark = seconds * 1000 + micros / 1000 - 1
+        var entries: [ClusterReadBatch.Entry] = []
+        var lastIDs: [Int: StreamID] = [:]
+        if case .error(let message) = read { throw .refused(message) }
+        for stream in read.elements ?? [] {
+            guard let pair = stream.elements, pair.count == 2, let key = pair[0].text,
+                let partition = Int(key.dropFirst("trackhub:log:".count)), (0..<partitions).contains(partition),
+                let items = pair[1].elements
+            else { throw .refused("unexpected XREAD reply") }
+            var last: StreamID?
+            for item in items {
+                guard let fields = item.elements, fields.count == 2, let idText = fields[0].text, let id = StreamID(idText) else {
+                    throw .refused("unexpected stream entry")
+                }
+                last = id
+                let values = fields[1].elements ?? []
+                var payload: [UInt8]?
+                var i = 0
+                while i + 1 < values.count {
+                    if values[i].text == ClusterLog.entryField { payload = values[i + 1].bytes }
+                    i += 2
+                }
+                // An entry without our field (written by something else) is skipped, not fatal.
+                if let payload { entries.append(.init(partition: partition, id: id, payload: payload)) }
+            }
+            if let last { lastIDs[partition] = last }
+            if items.count >= entriesPerRead, let last { watermark = min(watermark, last.ms - 1) }
+        }
+        return ClusterReadBatch(entries: entries, lastIDs: lastIDs, watermark: watermark)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+import TrackHubRedis
+
+/// Appends commands to the cluster log on its own thread and connection.
+///
+/// Everything queued while one round trip is under way goes out as the next pipeline of
+/// XADDs (one write, one read of all replies), so a busy hub makes few round trips. Each
+/// append completes with the entry's id or an error; completions run on this thread in the
+/// order appends were made. While Redis is unreachable, appends fail at once (after at most
+/// one connect attempt per backoff step), so no client waits on a dead Redis.
+final class ClusterLogWriter: Sendable {
+    typealias Completion = @Sendable (Result<StreamID, RedisError>) -> Void
+
+    private struct Item {
+        var partition: Int
+        var payload: [UInt8]
+        var completion: Completion
+    }
+
+    private struct State {
+        var queue: [Item] = []
+        var stopping = false
+        var connected = false
+    }
+
+    /// Past this many queued appends, new ones fail at once (`unavailable`).
+    static let maxQueued = 100_000
+
+    private let address: RedisAddress
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(address: RedisAddress) {
+        self.address = address
+    }
+
+    /// True while the last round trip (or connect) succeeded.
+    var isConnected: Bool { state.withLock { $0.connected } }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "trackhub-log-writer"
+        thread.start()
+    }
+
+    func append(partition: Int, payload: [UInt8], completion: @escaping Completion) {
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping, s.queue.count < Self.maxQueued else { return false }
+            s.queue.append(Item(partition: partition, payload: payload, completion: completion))
+            return true
+        }
+        if accepted {
+            wake.signal()
+        } else {
+            completion(.failure(.io("too many commands waiting for Redis (\(Self.maxQueued))")))
+        }
+    }
+
+    /// Fails what is still queued and ends the thread.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        stopped.wait()
+    }
+
+    private func run() {
+        var redis = RedisReconnect(address: address, timeoutMs: 2000)
+        while true {
+            wake.wait()
+            let (batch, stopping) = state.withLock { s -> ([Item], Bool) in
+                let taken = s.queue
+                s.queue.removeAll(keepingCapacity: true)
+                return (taken, s.stopping)
+            }
+            if !batch.isEmpty { send(batch, over: &redis) }
+            if stopping {
+                let rest = state.withLock { s -> [Item] in
+                    let taken = s.queue
+                    s.queue.removeAll()
+                    return taken
+                }
+                for item in rest { item.completion(.failure(.io("hub stopping"))) }
+                stopped.signal()
+                return
+            }
+        }
+    }
+
+    private func send(_ batch: [Item], over redis: inout RedisReconnect) {
+        let commands: [[[UInt8]]] = batch.map { item in
+            [Array(redis: "XADD"), Array(redis: ClusterLog.streamKey(item.partition)), Array(redis: "MAXLEN"), Array(redis: "~"),
+             Array(redis: String(ClusterLog.maxEntriesPerPartition)), Array(redis: "*"), Array(redis: ClusterLog.entryField), item.payload]
+        }
+        let replies: [RedisValue]
+        do {
+            replies = try redis.get().pipeline(commands)
+        } catch {
+            redis.noteFailure(error)
+            state.withLock { $0.connected = false }
+            for item in batch { item.completion(.failure(error)) }
+            return
+        }
+        state.withLock { $0.connected = true }
+        for (item, reply) in zip(batch, replies) {
+            if let text = reply.text, let id = StreamID(text) {
+                item.completion(.success(id))
+            } else if case .error(let message) = reply {
+                item.completion(.failure(.refused(message)))
+            } else {
+                item.completion(.failure(.refused("unexpected XADD reply \(reply)")))
+            }
+        }
+    }
+}

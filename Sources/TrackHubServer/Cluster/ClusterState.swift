@@ -1,0 +1,78 @@
+import Foundation
+import TrackHubCore
+
+/// What cluster mode adds to the hub's state. Owned by the service thread like the rest.
+final class ClusterState {
+    /// Commands waiting for their own log entry to come back, past which new ones get `unavailable`.
+    static let maxPending = 100_000
+    /// How long a command whose append succeeded may wait to be applied before its client is
+    /// told `unavailable` (the command may still be applied later; a resend is a duplicate).
+    static let pendingTimeoutMs: Int64 = 10_000
+    /// Events per trip kept in memory for snapshots.
+    static let eventsKept = 256
+    /// The node is caught up when its watermark is this close to its clock.
+    static let caughtUpWithinMs: Int64 = 1000
+
+    /// A command this node appended and answers once it applies it.
+    struct Pending {
+        var reply: Reply
+        var appendedAt: Int64
+        /// Set once there is an answer; run when every earlier command of the same
+        /// connection has been answered (acks keep the order fixes arrived in).
+        var answer: (() -> Void)?
+    }
+
+    let nodeID: String
+    let partitions: Int
+    let writer: ClusterLogWriter
+    var reader: ClusterLogReader?
+    /// Every log entry whose id's ms is below this has been applied.
+    var watermark: Int64 = .min
+    /// Per partition, the last entry applied (what a snapshot taken now covers).
+    var applied: [StreamID]
+    var readerUp = false
+    var readerError: String?
+    var nextRequest: Int64 = 1
+    var pending: [Int64: Pending] = [:]
+    /// Per WebSocket connection, its pending requests in the order they arrived.
+    var pendingOrder: [ConnectionID: [Int64]] = [:]
+    /// Trips with a grid tick scheduled (`TripEntry.nextTickAt`).
+    var moving: Set<String> = []
+    /// Arrived trips this node asked the log to end (so it asks once).
+    var endsRequested: Set<String> = []
+    var lastSnapshotAt: Int64 = 0
+    var snapshotInFlight = false
+
+    /// The tick grid: a trip's frames are `periodMs` apart, starting at the first sub-tick
+    /// (`subTickMs`) after its last command's log time.
+    let periodMs: Int64
+    let subTickMs: Int64
+
+    init(nodeID: String, partitions: Int, writer: ClusterLogWriter, applied: [StreamID], tickHz: Int, phases: Int) {
+        self.nodeID = nodeID
+        self.partitions = partitions
+        self.writer = writer
+        self.applied = applied
+        periodMs = max(1, Int64(1000 / max(1, tickHz)))
+        subTickMs = max(1, periodMs / Int64(max(1, phases)))
+    }
+
+    /// The first sub-tick strictly after `t`.
+    func firstTick(after t: Int64) -> Int64 {
+        (t / subTickMs + 1) * subTickMs
+    }
+
+    func isCaughtUp(now: Int64) -> Bool {
+        watermark != .min && now - watermark <= Self.caughtUpWithinMs
+    }
+
+    /// Redis answers the log reader (the writer uses the same Redis; its failures are answered
+    /// per command).
+    var isHealthy: Bool { readerUp }
+
+    static func makeNodeID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let host = ProcessInfo.processInfo.hostName
+        return "\(host)-\(getpid())-\(String(generator.next() % 1_000_000_000, radix: 36))"
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import TrackHubRedis
+
+/// A Redis connection that is made again after it breaks, no more often than a backoff
+/// allows (100 ms, doubling to 2 s): a Redis that is down costs one connect attempt per
+/// backoff step, not one per command.
+struct RedisReconnect {
+    let address: RedisAddress
+    let timeoutMs: Int
+    private(set) var connection: RedisConnection?
+    private var backoffMs: Int64 = 0
+    private var nextAttempt: Int64 = 0
+    /// The last connection error, for logs and replies.
+    private(set) var lastError: RedisError?
+
+    init(address: RedisAddress, timeoutMs: Int) {
+        self.address = address
+        self.timeoutMs = timeoutMs
+    }
+
+    /// The connection, connecting first when there is none and the backoff allows.
+    mutating func get() throws(RedisError) -> RedisConnection {
+        if let connection { return connection }
+        let now = monotonicMicros() / 1000
+        if now < nextAttempt, let lastError { throw lastError }
+        do {
+            let c = try RedisConnection(address, timeoutMs: timeoutMs)
+            connection = c
+            backoffMs = 0
+            lastError = nil
+            return c
+        } catch {
+            noteFailure(error)
+            throw error
+        }
+    }
+
+    /// Drops a broken connection; the next `get` waits out the backoff.
+    mutating func noteFailure(_ error: RedisError) {
+        connection = nil
+        lastError = error
+        backoffMs = min(2000, max(100, backoffMs * 2))
+        nextAttempt = monotonicMicros() / 1000 + backoffMs
+    }
+
+    var isConnected: Bool { connection != nil }
+}
+
