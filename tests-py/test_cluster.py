@@ -345,6 +345,14 @@ class ClusterTestCase(hubproc.AsyncTestCase):
         out.append(f"--- redis (exit {self.redis.proc.poll()}):\n{self.redis.log_tail(6)}")
         return "\n".join(out)
 
+    def metrics(self, hub):
+        """The trackhub_cluster_* lines of a hub's /metrics, for failure messages."""
+        try:
+            text = hub.http("GET", "/metrics", timeout=5)[2].decode(errors="replace")
+        except OSError as e:
+            return f"(no metrics: {e!r})"
+        return "\n".join(line for line in text.splitlines() if line.startswith("trackhub_cluster"))
+
     # -- waiting --
 
     async def eventually(self, probe, what, deadline_s=CONVERGE_DEADLINE_S):
@@ -643,6 +651,8 @@ class TestCluster(ClusterTestCase):
         self.assertEqual(snap["last_event"], arrived["n"])
         await self.wait_event(replay, trip, "arrived")
         self.assertEqual(replay.events(trip), view_c.events(trip), "the restarted B replays C's events")
+        print(f"\n  events: B's viewer saw 1..{last_n} before SIGKILL, C replayed {last_n + 1}..{arrived['n']}; "
+              f"{len(acked)} acked fixes in every trail; restarted B agrees with C")
 
     async def test_4_redis_outage_no_false_ack(self):
         trip = "c4-outage"
@@ -676,7 +686,9 @@ class TestCluster(ClusterTestCase):
         await self.wait_health(self.hubs, 200)
         for seq in (4, 5, 6):
             ack = await self.reply(courier, fix(seq), f"again{seq}")
-            self.assertEqual(ack["type"], "ack", f"fix {seq} resent after Redis came back: {ack}")
+            self.assertEqual(ack["type"], "ack",
+                             f"fix {seq} resent after Redis came back and every /healthz answered 200 "
+                             f"(\"while the hub can ack fixes\", PROTOCOL section 1): {ack}\n{self.metrics(A)}")
             self.assertTrue(ack["applied"] or ack.get("reason") == "duplicate", ack)
             acked.add(seq)
         for seq in (7, 8):
@@ -691,6 +703,8 @@ class TestCluster(ClusterTestCase):
                 return set(want) <= set(ts), ts
             got = await self.eventually(probe, f"every acked fix in {name}'s trail")
             self.assertEqual(sorted(got), want, f"{name}'s trail: every acked fix exactly once")
+        print(f"\n  Redis down: {len(down)} hubs 503, 3 fixes unavailable; {len(acked)} acked, "
+              f"each once in every trail")
 
 
 if __name__ == "__main__":
