@@ -316,8 +316,8 @@ class ClusterTestCase(hubproc.AsyncTestCase):
         for name in "ABC":
             self.hubs[name] = self.start_hub(name)
 
-    def start_hub(self, name):
-        hub = HubProcess("--cluster", self.redis.url, "--tick-hz", str(TICK_HZ))
+    def start_hub(self, name, *extra):
+        hub = HubProcess("--cluster", self.redis.url, "--tick-hz", str(TICK_HZ), *extra)
         self.addCleanup(hub.stop, 10)
         hub.start()
         return hub
@@ -706,6 +706,55 @@ class TestCluster(ClusterTestCase):
         print(f"\n  Redis down: {len(down)} hubs 503, 3 fixes unavailable; {len(acked)} acked, "
               f"each once in every trail")
 
+
+    async def test_5_new_node_starts_from_the_snapshot(self):
+        """A node that starts loads the snapshot and replays only the log after it: with the
+        whole log trimmed away after a snapshot, a new node still knows every trip."""
+        trip = "c5-snapshot"
+        A, C = self.hubs["A"], self.hubs["C"]
+        # D writes snapshots every second (A, B and C every 30 s, the default).
+        self.hubs["D"] = self.start_hub("D", "--cluster-snapshot-interval", "1s")
+        await self.wait_health({"D": self.hubs["D"]}, 200)
+        A.create_trip(id=trip, route=ROUTE)
+        courier = await self.client(A)
+        c = Courier(trip)
+        acked = []
+        for metres in (30, 90, 150):
+            ack = await self.reply(courier, c.fix(*east(metres), duration_ms=300), f"m{metres}")
+            self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+            acked.append(c.ts)
+        await self.eventually(self.trips_agree(trip, {"A": A, "C": C, "D": self.hubs["D"]}), "the trip at rest everywhere")
+
+        def snapshots_written():
+            text = self.hubs["D"].http("GET", "/metrics", timeout=5)[2].decode()
+            line = next(l for l in text.splitlines() if l.startswith("trackhub_cluster_snapshots_written_total"))
+            return int(float(line.split()[1]))
+        before = snapshots_written()
+        await self.eventually(lambda: (snapshots_written() > before, snapshots_written()), "a snapshot after the last fix")
+
+        # Remove every log entry: what a new node knows can only come from the snapshot.
+        with self.redis.client() as r:
+            for p in range(16):
+                r.call("XTRIM", f"trackhub:log:{p}", "MAXLEN", "0")
+            self.assertEqual(sum(r.call("XLEN", f"trackhub:log:{p}") for p in range(16)), 0)
+
+        E = self.hubs["E"] = self.start_hub("E")
+        await self.wait_health({"E": E}, 200)
+        docs = await self.eventually(self.trips_agree(trip, {"C": C, "E": E}), "the new node E agrees with C")
+        self.assertEqual(docs["E"]["status"], "moving")
+        self.assertEqual([p[2] for p in docs["E"]["trail"]], acked, "E's snapshot trail: the acked fixes")
+        replay, snap = await self.subscribe(E, trip, since_event=0, tag="replay-e")
+        self.assertIs(snap["recovered"], True)
+        created = await self.wait_event(replay, trip, "trip_created")
+        self.assertEqual(created["n"], 1)
+
+        # And E follows the log from where the snapshot ends: a new fix moves its marker too.
+        ack = await self.reply(courier, c.fix(*east(210), duration_ms=300), "after")
+        self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+        await self.wait_frame_at(replay, trip, *east(210), "E's frame at the fix after the snapshot")
+        await self.eventually(self.trips_agree(trip, {"C": C, "E": E}), "E and C agree after the new fix")
+        print(f"\n  snapshot: log trimmed to 0 entries, new node E rebuilt {trip} (status, events, "
+              f"trail of {len(acked)}) and followed the next fix")
 
 if __name__ == "__main__":
     unittest.main()
