@@ -37,6 +37,8 @@ struct LoadOptions: Sendable {
     /// `i/N`: this process is shard i of N (set by `--processes` on its children).
     var shard = 0
     var shardCount = 1
+    /// Where trip and fleet viewers connect, round-robin (empty: `url`). Several hubs of a cluster.
+    var viewerURLs: [String] = []
     var runID = ""
     var live = true
 
@@ -49,6 +51,8 @@ struct LoadOptions: Sendable {
     Every flag also reads TRACKHUB_LOAD_<FLAG> from the environment (flags win).
 
       --url ws://HOST:PORT        the hub (TrackHub: its WebSocket and HTTP port; Nchan: nginx)
+      --viewer-url URL[,URL...]   trip and fleet viewers connect to these, round-robin (default --url):
+                                  couriers on one hub of a cluster, viewers on others
       --target trackhub|nchan     what is measured (default trackhub)
       --couriers N                couriers, one trip each (Nchan: publishers, one channel each; default 10)
       --viewers N                 trip viewers, spread round-robin over the trips (default 100)
@@ -78,7 +82,7 @@ struct LoadOptions: Sendable {
     """
 
     static let flagNames: Set<String> = [
-        "url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
+        "url", "viewer-url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
         "pan-interval", "idle-connections", "duration", "ramp", "warmup", "fix-interval", "speed",
         "routes", "churn", "token", "hub-pid", "max-errors", "end-trips", "courier-subscribe",
         "publish-rate", "message-size", "processes", "shard", "run-id", "live",
@@ -135,6 +139,12 @@ struct LoadOptions: Sendable {
             throw UsageError("--run-id: letters, digits, - and _ only")
         }
         guard WebSocketURL(o.url) != nil else { throw UsageError("--url: \(o.url) is not ws://HOST:PORT") }
+        if let list = flags.string("viewer-url") {
+            o.viewerURLs = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            for url in o.viewerURLs where WebSocketURL(url) == nil {
+                throw UsageError("--viewer-url: \(url) is not ws://HOST:PORT")
+            }
+        }
         return o
     }
 

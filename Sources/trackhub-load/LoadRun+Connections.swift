@@ -3,9 +3,10 @@ import TrackHubServer
 /// Opening connections over the ramp, what each sends once open, churn, and closes.
 extension LoadRun {
     /// Where a connection of each kind goes.
-    private func target(path: String) -> WebSocketTarget {
+    private func target(path: String, viewer: Int? = nil) -> WebSocketTarget {
         var fullPath = path
         if let token = options.token { fullPath += (path.contains("?") ? "&" : "?") + "token=" + token }
+        let endpoint = viewer.map { viewerEndpoints[$0 % viewerEndpoints.count] } ?? self.endpoint
         return WebSocketTarget(host: endpoint.host, port: endpoint.port, path: fullPath, useTLS: endpoint.secure,
                                offerSubprotocol: options.target == .trackhub)
     }
@@ -31,7 +32,7 @@ extension LoadRun {
     func openViewer(_ v: Int) {
         guard let host else { return }
         let path = options.target == .nchan ? "/sub/\(trips[Int(viewers[v].trip)].id)" : "/v1/ws"
-        let id = host.connect(target(path: path))
+        let id = host.connect(target(path: path, viewer: v))
         viewers[v].connection = id
         register(id, .viewer(Int32(v)))
     }
@@ -50,7 +51,7 @@ extension LoadRun {
             if k < viewers.count { openViewer(k); continue }
             k -= viewers.count
             if k < fleetViewers.count {
-                let id = host.connect(target(path: "/v1/ws"))
+                let id = host.connect(target(path: "/v1/ws", viewer: k))
                 fleetViewers[k].connection = id
                 register(id, .fleet(Int32(k)))
                 continue

@@ -26,6 +26,8 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
     let options: LoadOptions
     let routes: [LoadRoute]
     let endpoint: WebSocketURL
+    /// Where viewers connect, round-robin (`--viewer-url`; default: `endpoint`).
+    let viewerEndpoints: [WebSocketURL]
     let control = Mutex(Control())
     let progress = Mutex(Progress())
     var host: LWSClientHost?
@@ -63,6 +65,8 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
         self.options = options
         self.routes = routes
         endpoint = WebSocketURL(options.url)!
+        let viewerURLs = options.viewerURLs.compactMap(WebSocketURL.init)
+        viewerEndpoints = viewerURLs.isEmpty ? [endpoint] : viewerURLs
         buildPopulation()
     }
 

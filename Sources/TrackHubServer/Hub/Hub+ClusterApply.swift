@@ -90,12 +90,11 @@ extension Hub {
             }
             if verdict.isApplied { applyCommittedFix(trip: id, fix: fix, now: t) }
         }
-        // The ack waits for the node's own store too, so a trail read on this node right after
-        // the ack shows the fix. The log already has it: the ack goes out even if that fails.
-        let judged = verdicts
-        persist(records) { [self] _ in
-            answer(request) { [self] reply in answerFixes(reply, trip: id, fixes: fixes, verdicts: judged) }
-        }
+        // The log has the fixes: the ack goes now, before the first frame of their animation
+        // (as on a hub alone). The node's own copy follows; a trail read waits for it
+        // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
+        answer(request) { [self] reply in answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
+        persist(records) { _ in }
     }
 
     private func applyProceed(trip id: String, at t: Int64, request: Int64?) {

@@ -108,7 +108,14 @@ extension Hub {
             proceed(trip: id, now: now, reply: .http(connection))
         case (.get, "trail") where rest.count == 1:
             let trail = try TrailQuery.parse(query)
-            respondTrail(connection, id: id, trail)
+            if cluster != nil {
+                // Cluster mode acks a fix once Redis has it, before this node's own copy of the
+                // trail is written: read it after every write queued so far (an empty batch
+                // completes after them), so an acked fix is always in the trail.
+                persist([]) { [self] _ in respondTrail(connection, id: id, trail) }
+            } else {
+                respondTrail(connection, id: id, trail)
+            }
         default:
             throw .notFound("no route for \(request.method.rawValue) \(request.path)")
         }
