@@ -72,4 +72,14 @@ static inline void trackhub_lws_kill_async(struct lws *wsi) {
 static inline void trackhub_lws_set_close_timeout(struct lws *wsi, int secs) {
     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, secs);
 }
+
+/* A retry/idle policy whose validity checks are off (secs_since_valid_hangup 0). Without
+   any policy lws 4.1.6 applies its default one (ping after 300 s, hang up after 310 s): a
+   validity timer per connection in one sorted list, re-inserted at the list's far end, a
+   walk over every connection, whenever a connection proves alive (each PONG). The hub and
+   the load generator send their own pings instead. */
+static inline const lws_retry_bo_t *trackhub_no_validity_policy(void) {
+    static const lws_retry_bo_t policy = { 0 };
+    return &policy;
+}
 #endif

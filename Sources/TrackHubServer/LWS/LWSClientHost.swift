@@ -261,6 +261,9 @@ public final class LWSClientHost: @unchecked Sendable {
         info.protocol = target.offerSubprotocol ? UnsafePointer(protocolName) : nil
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1
+        // No lws validity timers (see trackhub_no_validity_policy): thousands of connections
+        // would each re-insert one into a sorted list on every PONG.
+        info.retry_and_idle_policy = trackhub_no_validity_policy()
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(id.raw))
         if target.useTLS {
             info.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue | LCCSCF_ALLOW_SELFSIGNED.rawValue | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue | LCCSCF_ALLOW_INSECURE.rawValue)
