@@ -8,7 +8,7 @@ extension Hub {
     func appendCreate(_ body: CreateTripRequest, rawBody: [UInt8], now: Int64, reply connection: ConnectionID) throws(ProtocolError) {
         // The same checks the log applier makes, so their 400s come without a round trip.
         _ = try makeTrip(id: "check", body, now: now)
-        let id = body.id ?? makeClusterTripID()
+        let id = body.id ?? makeTripID()
         if trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
         let text = String(decoding: rawBody, as: UTF8.self)
         appendToLog(ClusterCommand(kind: .create, trip: id, body: text), reply: .http(connection), now: now)
@@ -58,15 +58,5 @@ extension Hub {
                 appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)
             }
         }
-    }
-
-    private func makeClusterTripID() -> String {
-        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
-        var generator = SystemRandomNumberGenerator()
-        var id: String
-        repeat {
-            id = "t-" + String((0..<12).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
-        } while trips[id] != nil
-        return id
     }
 }

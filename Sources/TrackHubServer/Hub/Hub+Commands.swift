@@ -167,7 +167,8 @@ extension Hub {
         _ = broadcast(message, trip: id)
     }
 
-    private func makeTripID() -> String {
+    /// A fresh random trip id (`t-` and 10 characters) no trip here has.
+    func makeTripID() -> String {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
         var generator = SystemRandomNumberGenerator()
         var id: String

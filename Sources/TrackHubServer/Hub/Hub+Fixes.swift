@@ -66,6 +66,7 @@ extension Hub {
                 }
             case .success:
                 let commitTime = wallClockMillis()
+                for request in requests { metrics.fixAck.observe(ms: commitTime - request.receivedAt) }
                 for (request, judged) in zip(requests, judgedBatch) {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
                         applyCommittedFix(trip: trip, fix: fix, now: commitTime)
@@ -188,8 +189,10 @@ extension Hub {
     /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.
     func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         storeBatchesInFlight += 1
+        let submitted = monotonicMicros()
         store.append(records) { [self] result in
             runOnServiceThread { [self] in
+                metrics.storeCommit.observe(ms: (monotonicMicros() - submitted) / 1000)
                 storeBatchesInFlight -= 1
                 if case .failure = result { metrics.storeFailures += 1 }
                 then(result)

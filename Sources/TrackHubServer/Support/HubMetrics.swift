@@ -28,6 +28,10 @@ struct HubMetrics {
     var fleetViewportsComputed = 0
     var fleetMessagesEncoded = 0
     var fleetRebuildSecondsLast = 0.0
+    /// A fix received → its ack queued (a hub on its own).
+    var fixAck = LatencyHistogramMetric()
+    /// A store batch handed to the store → its completion run on the service thread.
+    var storeCommit = LatencyHistogramMetric()
     var clusterAppends = 0
     var clusterAppendFailures = 0
     var clusterEntriesApplied = 0
@@ -66,6 +70,8 @@ struct HubMetrics {
             metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(clusterEntriesApplied))
             metric("trackhub_cluster_snapshots_written_total", "counter", "Snapshots this node wrote to Redis.", Double(clusterSnapshotsWritten))
         }
+        out += fixAck.render("trackhub_fix_ack_seconds", help: "From a fix's arrival to its ack being queued (store commit included).")
+        out += storeCommit.render("trackhub_store_commit_seconds", help: "From a batch handed to the store to its completion on the service thread.")
         out += "# HELP trackhub_errors_out_total Error replies sent, by code.\n# TYPE trackhub_errors_out_total counter\n"
         for (code, count) in errorsOut.sorted(by: { $0.key < $1.key }) {
             out += "trackhub_errors_out_total{code=\"\(code)\"} \(count)\n"
