@@ -47,7 +47,16 @@ extension Hub {
                 continue
             }
             sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events)
-            if frame == nil && !isAnimating { stopped.append(id) }
+            if frame == nil {
+                if isAnimating {
+                    // An animation that started this very millisecond (a fix committed just
+                    // before this sub-tick) has not moved the marker yet: look again at the
+                    // next sub-tick, not a whole tick later.
+                    animating.scheduleSoon(id)
+                } else {
+                    stopped.append(id)
+                }
+            }
         }
         for id in stopped { animating.remove(id) }
     }
