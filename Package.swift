@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubStore"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubRedis", "CLibWebSockets"]
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI", "CLibWebSockets"]
         ),
     ],
     swiftLanguageModes: [.v6]

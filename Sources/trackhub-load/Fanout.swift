@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubCLI
 
 /// `--processes N`: one process holds at most ~19 000 connections (the 20 000-file limit)
 /// and runs one libev loop, so bigger runs start N copies of this program, each a shard of
@@ -17,26 +18,22 @@ enum Fanout {
         var environment = ProcessInfo.processInfo.environment
         environment["TRACKHUB_LOAD_PROCESSES"] = nil
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var children: [(Process, Pipe)] = []
+        var children: [ChildProcess] = []
         for shard in 0..<options.processes {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = childArguments + ["--processes", "1", "--shard", "\(shard)/\(options.processes)", "--run-id", options.runID]
-            process.environment = environment
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            do { try process.run() } catch {
+            let arguments = childArguments + ["--processes", "1", "--shard", "\(shard)/\(options.processes)", "--run-id", options.runID]
+            do {
+                // ChildProcess, not Foundation's Process: see its comment.
+                children.append(try ChildProcess.spawn(executable.path, arguments, environment: environment, captureOutput: true))
+            } catch {
                 FileHandle.standardError.write(Data("trackhub-load: cannot start shard \(shard): \(error)\n".utf8))
                 return 1
             }
-            children.append((process, pipe))
         }
         var lines: [String] = []
         var worst: Int32 = 0
-        for (process, pipe) in children {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            worst = max(worst, process.terminationStatus)
+        for child in children {
+            let data = child.readOutput()
+            worst = max(worst, child.wait())
             if let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last { lines.append(String(last)) }
         }
         guard lines.count == children.count, let merged = FanoutMerge.merge(lines, options: options) else {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TrackHubCLI
 @testable import TrackHubServer
 
 /// A token's life on a connection (PROTOCOL section 2), open mode, TLS and `trackhub token`.
@@ -174,17 +175,10 @@ import Testing
     // MARK: - Helpers
 
     func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        // ChildProcess, not Foundation's Process: see its comment.
+        let child = try ChildProcess.spawn(path, arguments, environment: environment, captureOutput: true, quietErrors: true)
+        let data = child.readOutput()
+        return (child.wait(), String(decoding: data, as: UTF8.self))
     }
 
     /// Reads hub state on its service thread.

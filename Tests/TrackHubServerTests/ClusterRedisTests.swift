@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TrackHubCLI
 import TrackHubRedis
 @testable import TrackHubServer
 
@@ -82,7 +83,7 @@ import TrackHubRedis
 final class RedisProcess {
     let address: RedisAddress
     private let directory: String
-    private var process: Process?
+    private var process: ChildProcess?
 
     static func start() throws -> RedisProcess? {
         let binary = "/usr/bin/redis-server"
@@ -102,24 +103,20 @@ final class RedisProcess {
     }
 
     func restart() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        p.arguments = ["--port", String(address.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", directory]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
+        process = try ChildProcess.spawn(
+            "/usr/bin/redis-server",
+            ["--port", String(address.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", directory],
+            quietOutput: true, quietErrors: true)
         try eventually("redis-server answers PING") {
             (try? RedisConnection(address, timeoutMs: 500).command([Array(redis: "PING")])) == .status("PONG")
         }
     }
 
-    /// Stops Redis with SIGKILL: a child of this process inherits its blocked signals, so
-    /// redis-server may never see a SIGTERM.
+    /// Stops Redis at once (SIGKILL: these tests do not need its data kept).
     func stop() {
         guard let p = process else { return }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        p.signal(SIGKILL)
+        p.wait()
         process = nil
     }
 
