@@ -47,8 +47,8 @@ public final class RedisConnection {
         replies.reserveCapacity(commands.count)
         for _ in commands {
             var raw: UnsafeMutableRawPointer?
-            if redisGetReply(c, &raw) != REDIS_OK || raw == nil { throw fail(c) }
-            let reply = raw!.assumingMemoryBound(to: redisReply.self)
+            guard redisGetReply(c, &raw) == REDIS_OK, let raw else { throw fail(c) }
+            let reply = raw.assumingMemoryBound(to: redisReply.self)
             replies.append(Self.value(of: reply))
             freeReplyObject(raw)
         }
