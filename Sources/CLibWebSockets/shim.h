@@ -47,6 +47,7 @@ static inline int trackhub_tok_origin(void) { return WSI_TOKEN_ORIGIN; }
 static inline int trackhub_tok_host(void) { return WSI_TOKEN_HOST; }
 static inline int trackhub_tok_authorization(void) { return WSI_TOKEN_HTTP_AUTHORIZATION; }
 static inline int trackhub_tok_content_length(void) { return WSI_TOKEN_HTTP_CONTENT_LENGTH; }
+static inline int trackhub_tok_transfer_encoding(void) { return WSI_TOKEN_HTTP_TRANSFER_ENCODING; }
 static inline int trackhub_tok_uri_args(void) { return WSI_TOKEN_HTTP_URI_ARGS; }
 static inline int trackhub_tok_protocol(void) { return WSI_TOKEN_PROTOCOL; }
 

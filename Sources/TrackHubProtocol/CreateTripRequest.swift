@@ -62,6 +62,13 @@ public struct CreateTripRequest: Sendable, Equatable {
                 }
             }
             _ = try Fields.optionalString(riderObject["name"], "rider.name")
+            // PROTOCOL 1: the rider goes into every snapshot of the trip, so its size is capped.
+            var sized = JSONWriter(headroom: 0, capacity: 256)
+            sized.value(value)
+            let bytes = sized.finish().count
+            if bytes > limits.maxRiderBytes, tooLarge == nil {
+                tooLarge = .tooLarge("rider is \(bytes) bytes of JSON; the limit is \(limits.maxRiderBytes)")
+            }
             rider = value
         }
         let config = try TripConfig.decode(from: object["config"])

@@ -35,6 +35,10 @@ public struct FixBatchRequest: Sendable, Equatable {
             let fixObject = try Fields.object(element, name)
             fixes.append(try FixInput.decode(from: fixObject, fieldPrefix: name + ".", limits: limits, now: now))
         }
+        // After the fixes are checked: bad_request comes before too_large (PROTOCOL 4).
+        if fixes.count > limits.maxFixesPerBatch {
+            throw .tooLarge("fixes has \(fixes.count) fixes; the limit is \(limits.maxFixesPerBatch) per request")
+        }
         return FixBatchRequest(fixes: fixes)
     }
 }

@@ -104,6 +104,16 @@ public protocol TripStore: AnyObject, Sendable {
 }
 
 extension TripStore {
+    /// Which of these seqs, and (for fixes without seq) which of these timestamps, the trip
+    /// has stored: the duplicate check past what the hub remembers (PROTOCOL 7).
+    public func storedFixKeys(tripID: String, seqs: [Int64], timestamps: [Int64]) throws(StoreError) -> (seqs: Set<Int64>, timestamps: Set<Int64>) {
+        var foundSeqs = Set<Int64>()
+        var foundTimestamps = Set<Int64>()
+        for seq in seqs where try hasFix(tripID: tripID, seq: seq, ts: 0) { foundSeqs.insert(seq) }
+        for ts in timestamps where try hasFix(tripID: tripID, seq: nil, ts: ts) { foundTimestamps.insert(ts) }
+        return (foundSeqs, foundTimestamps)
+    }
+
     /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, at most `limit`.
     public func trail(tripID: String, from: Int64?, to: Int64?, limit: Int) throws(StoreError) -> [StoredFix] {
         try trailPage(tripID: tripID, after: nil, from: from, to: to, storedUpTo: nil, limit: limit).fixes

@@ -21,6 +21,8 @@ enum ServeCommand {
       --tls-cert FILE --tls-key FILE
                                 serve https:// and wss://
       --allow-origin O[,O]      browser origins allowed besides the hub's own ("*": any)
+      --allow-host NAME[,NAME]  Host names an open hub answers besides its listen address,
+                                localhost and loopback addresses (against DNS rebinding)
       --sync normal|full        store durability (default normal: survives a process crash)
       --retain-days N           days ended trips are kept (default 30)
       --end-after DURATION      an arrived trip ends by itself after this (default 30m)
@@ -46,9 +48,13 @@ enum ServeCommand {
       --max-waypoints N         waypoints of a trip (default 1000)
       --max-subscriptions N     subscriptions of one connection (default 256)
       --max-fix-rate N          fix ops per second per connection (default 1000)
-      --max-conns-per-ip N      connections from one address (default 0: no limit)
+      --max-conns-per-ip N      connections from one address, HTTP and WebSocket (default 0: no limit)
+      --body-timeout DURATION   an HTTP body must arrive within this of its headers (default 10s;
+                                past it: 408 and close)
+      --max-trips N             trips not ended at once (default 100000; past it: too_large)
       --auth-timeout DURATION   wait for a valid token on a secured hub (default 10s)
-      --max-unsent BYTES        unsent data of a connection for 2 s before close 1008 (default 1MiB)
+      --max-unsent BYTES        unsent data of a connection for 2 s before close 1008 (default 1MiB;
+                                4 x this at any moment closes it at once)
       --max-clock-skew DURATION how far a fix's ts may be ahead of the hub's clock (default 5m)
       --ping-interval DURATION  WebSocket ping interval; two unanswered pings drop a connection (default 30s)
 
@@ -60,7 +66,7 @@ enum ServeCommand {
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
-        "cluster-partitions", "cluster-snapshot-interval",
+        "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -108,6 +114,11 @@ enum ServeCommand {
         config.maxFixRate = try flags.int("max-fix-rate", range: 1...1_000_000) ?? config.maxFixRate
         config.maxConnsPerIP = try flags.int("max-conns-per-ip", range: 0...10_000_000) ?? config.maxConnsPerIP
         config.authTimeoutMs = try flags.durationMs("auth-timeout") ?? config.authTimeoutMs
+        config.bodyTimeoutMs = try flags.durationMs("body-timeout") ?? config.bodyTimeoutMs
+        config.maxTrips = try flags.int("max-trips", range: 1...100_000_000) ?? config.maxTrips
+        if let hosts = flags.string("allow-host") {
+            config.allowHosts = hosts.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        }
         config.maxUnsentBytes = try flags.bytes("max-unsent", range: 1024...(1 << 30)) ?? config.maxUnsentBytes
         config.maxClockSkewMs = try flags.durationMs("max-clock-skew") ?? config.maxClockSkewMs
         config.pingIntervalMs = try flags.durationMs("ping-interval") ?? config.pingIntervalMs

@@ -1,10 +1,10 @@
 /// A set of Int64 keys (fix seqs, or the ts of stored fixes) with a fixed bound on memory.
 ///
 /// Holds at most `capacity` keys (default 100 000 per set, about 3 MB for a trip that reaches
-/// it). Past that, the oldest inserted key is forgotten (FIFO). A forgotten key no longer marks
-/// a resent fix as `duplicate`; such a fix is then judged by the later rules, and since its
-/// `ts` is normally long before the previous applied fix's it is refused as `out_of_order`,
-/// so it is still never applied twice. Codable: keys encode in insertion order.
+/// it). Past that, the oldest inserted key is forgotten (FIFO). Once full, a key it does not
+/// hold may have been forgotten (`mayHaveForgotten`): the hub then asks the store before
+/// judging (PROTOCOL 7: a stored fix is a `duplicate` however old), and tells the trip what
+/// the store holds (`Trip.rememberStoredFixKeys`). Codable: keys encode in insertion order.
 struct SeenFixKeys: Sendable, Codable, Equatable {
     /// The bound used for trips: at most this many keys per set.
     static let defaultCapacity = 100_000
@@ -20,6 +20,9 @@ struct SeenFixKeys: Sendable, Codable, Equatable {
     }
 
     var count: Int { members.count }
+
+    /// True once the set is full: a key it does not hold may be one it forgot.
+    var mayHaveForgotten: Bool { order.count >= capacity }
 
     func contains(_ key: Int64) -> Bool { members.contains(key) }
 

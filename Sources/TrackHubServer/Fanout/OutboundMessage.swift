@@ -17,12 +17,17 @@ public final class OutboundMessage: @unchecked Sendable {
     public let kind: Kind
 
     public enum Kind: Sendable {
-        /// A reply, snapshot, event or ack: never dropped.
+        /// A reply, event or ack: never dropped, never replaced.
         case reliable
         /// A frame or segment of one trip: a newer one replaces it while it waits (latest-wins).
         case frame(tripSlot: Int)
         /// A `clusters` update: latest-wins per connection.
         case clusters
+        /// A trip's snapshot: never dropped, but a newer snapshot of the same trip makes a
+        /// waiting one redundant (PROTOCOL 7), so it replaces it instead of queueing again.
+        case snapshot(trip: String)
+        /// The first answer to a viewport: like a snapshot, keyed by the normalised viewport.
+        case viewportReply(key: String)
     }
 
     /// Wraps bytes that already start with `headroom` bytes of space.

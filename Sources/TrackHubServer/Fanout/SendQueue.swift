@@ -1,60 +1,68 @@
 /// The bounded queue of messages waiting to be written to one connection.
 ///
-/// Reliable messages (replies, snapshots, events, acks) keep their order and are never
-/// dropped. A frame or segment of a trip that is still waiting when a newer one of the
-/// same trip arrives is replaced in place (latest-wins), and so is a waiting `clusters`
-/// update: a slow reader loses intermediate positions, never anything else. Replacing in
-/// place keeps a frame ahead of the events queued after it ("a frame comes before any
-/// event it triggers").
+/// Reliable messages (replies, events, acks) keep their order and are never dropped. Three
+/// kinds make an older waiting message redundant instead of adding to it (PROTOCOL 7):
+/// - a frame or segment of a trip, and a `clusters` update, replace the waiting one of the
+///   same key *in place* (latest-wins): a slow reader loses intermediate positions, and a
+///   frame stays ahead of the events queued after it ("a frame comes before any event it
+///   triggers");
+/// - a snapshot of a trip, and the first answer to a viewport, take the waiting one of the
+///   same key *out* and go to the back: the reader gets the newer reply after everything
+///   queued before it, once, carrying the later request's `re`.
+/// So a client that repeats the same request without reading holds one answer, not many.
 ///
-/// The bound is on bytes: `unsentBytes` is what the hub compares with `--max-unsent`;
-/// past it for long enough, the connection is closed (the hub's decision, not the queue's).
-/// Entries are also bounded in number by `maxEntries`: past it, the connection is
-/// treated as over its limit too.
+/// The bound is on bytes: `unsentBytes` is what the hub compares with `--max-unsent` (and
+/// with 4 × that, the hard cap); acting on it is the hub's decision, not the queue's.
 struct SendQueue {
+    /// What makes a waiting message redundant; nil for reliable ones.
+    private enum Key: Hashable {
+        case frame(Int)
+        case clusters
+        case snapshot(String)
+        case viewportReply(String)
+    }
+
     private var entries: [OutboundMessage?] = []
     private var head = 0
-    /// Position (absolute index) of the waiting frame of each trip slot.
-    private var waitingFrame: [Int: Int] = [:]
-    private var waitingClusters: Int?
+    /// Absolute position of the waiting message of each key.
+    private var waiting: [Key: Int] = [:]
     private var removedBefore = 0
 
     /// Bytes queued and not yet handed to the socket.
     private(set) var unsentBytes = 0
-    /// Frames replaced before they were written (dropped for this reader).
+    /// Frames and cluster updates replaced before they were written (dropped for this reader).
     private(set) var droppedFrames = 0
+    /// Snapshots and viewport answers that replaced a waiting one of the same key.
+    private(set) var replacedReplies = 0
 
     var isEmpty: Bool { head == entries.count }
     var count: Int { entries.count - head }
 
-    /// Queues a message; frames and clusters replace a waiting one of the same key.
-    /// Returns true when an older frame was replaced (dropped).
+    /// What `push` did with a message.
+    enum PushOutcome {
+        /// Queued behind everything else.
+        case appended
+        /// Took the place of a waiting frame or cluster update, which is dropped.
+        case replacedFrame
+        /// Took over from a waiting snapshot or viewport answer of the same key.
+        case replacedReply
+    }
+
+    /// Queues a message, replacing a waiting one of the same key (see the type's comment).
     @discardableResult
-    mutating func push(_ message: OutboundMessage) -> Bool {
+    mutating func push(_ message: OutboundMessage) -> PushOutcome {
         switch message.kind {
         case .reliable:
             append(message)
-            return false
+            return .appended
         case .frame(let slot):
-            if let position = waitingFrame[slot], let old = entries[position - removedBefore] {
-                unsentBytes += message.count - old.count
-                entries[position - removedBefore] = message
-                droppedFrames += 1
-                return true
-            }
-            waitingFrame[slot] = removedBefore + entries.count
-            append(message)
-            return false
+            return replaceInPlace(.frame(slot), with: message)
         case .clusters:
-            if let position = waitingClusters, let old = entries[position - removedBefore] {
-                unsentBytes += message.count - old.count
-                entries[position - removedBefore] = message
-                droppedFrames += 1
-                return true
-            }
-            waitingClusters = removedBefore + entries.count
-            append(message)
-            return false
+            return replaceInPlace(.clusters, with: message)
+        case .snapshot(let trip):
+            return moveToBack(.snapshot(trip), message)
+        case .viewportReply(let key):
+            return moveToBack(.viewportReply(key), message)
         }
     }
 
@@ -67,14 +75,7 @@ struct SendQueue {
             head += 1
             guard let message else { continue }
             unsentBytes -= message.count
-            switch message.kind {
-            case .frame(let slot):
-                if waitingFrame[slot] == absolute { waitingFrame[slot] = nil }
-            case .clusters:
-                if waitingClusters == absolute { waitingClusters = nil }
-            case .reliable:
-                break
-            }
+            if let key = Self.key(of: message), waiting[key] == absolute { waiting[key] = nil }
             compactIfWorthIt()
             return message
         }
@@ -83,21 +84,60 @@ struct SendQueue {
 
     /// Drops every frame of one trip slot that is still waiting (after an unsubscribe).
     mutating func removeFrames(ofSlot slot: Int) {
-        guard let position = waitingFrame.removeValue(forKey: slot) else { return }
+        remove(.frame(slot))
+    }
+
+    /// Forgets everything (the connection is closing). The storage is released, not kept.
+    mutating func removeAll() {
+        entries = []
+        head = 0
+        waiting = [:]
+        unsentBytes = 0
+    }
+
+    // MARK: - Private
+
+    private static func key(of message: OutboundMessage) -> Key? {
+        switch message.kind {
+        case .reliable: return nil
+        case .frame(let slot): return .frame(slot)
+        case .clusters: return .clusters
+        case .snapshot(let trip): return .snapshot(trip)
+        case .viewportReply(let key): return .viewportReply(key)
+        }
+    }
+
+    private mutating func replaceInPlace(_ key: Key, with message: OutboundMessage) -> PushOutcome {
+        if let position = waiting[key], let old = entries[position - removedBefore] {
+            unsentBytes += message.count - old.count
+            entries[position - removedBefore] = message
+            droppedFrames += 1
+            return .replacedFrame
+        }
+        waiting[key] = removedBefore + entries.count
+        append(message)
+        return .appended
+    }
+
+    private mutating func moveToBack(_ key: Key, _ message: OutboundMessage) -> PushOutcome {
+        var outcome = PushOutcome.appended
+        if waiting[key] != nil {
+            remove(key)
+            replacedReplies += 1
+            outcome = .replacedReply
+        }
+        waiting[key] = removedBefore + entries.count
+        append(message)
+        return outcome
+    }
+
+    private mutating func remove(_ key: Key) {
+        guard let position = waiting.removeValue(forKey: key) else { return }
         let index = position - removedBefore
         if let old = entries[index] {
             unsentBytes -= old.count
             entries[index] = nil
         }
-    }
-
-    /// Forgets everything (the connection is closing).
-    mutating func removeAll() {
-        entries.removeAll()
-        head = 0
-        waitingFrame.removeAll()
-        waitingClusters = nil
-        unsentBytes = 0
     }
 
     private mutating func append(_ message: OutboundMessage) {

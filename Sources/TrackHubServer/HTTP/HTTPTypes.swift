@@ -66,3 +66,17 @@ public enum UpgradeDecision: Sendable {
     /// Refused with this HTTP status (401, 403, 404, 429).
     case refuse(status: Int)
 }
+
+/// Why the host answered a request itself, without handing it to the hub.
+public enum HTTPRefusalReason: String, Sendable {
+    /// `Transfer-Encoding`, or a missing, repeated or malformed `Content-Length` (400).
+    case framing
+    /// The body did not arrive within `--body-timeout` (408).
+    case bodyTimeout = "body_timeout"
+    /// The peer has `--max-conns-per-ip` connections open already (429).
+    case tooManyConnections = "too_many_connections"
+    /// No valid token on a secured hub: 401 from the headers, the body not read.
+    case unauthorized
+    /// A declared body over `--max-body` (413).
+    case tooLarge = "too_large"
+}

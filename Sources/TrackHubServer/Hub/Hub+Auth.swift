@@ -230,7 +230,9 @@ extension Hub {
         }
     }
 
-    /// A body over `--max-body` on a `/v1` route without a valid token is 401, not 413.
+    /// PROTOCOL 1: on a secured hub a `/v1` request's token is checked from its headers, and
+    /// one without a valid token is answered 401 before its body is read (so an
+    /// unauthenticated client cannot make the hub read, hold or parse a body; 401 also beats 413).
     func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError? {
         guard isSecured, request.path.hasPrefix("/v1/") else { return nil }
         do {

@@ -14,6 +14,18 @@ extension Hub {
         var riderJSON: [UInt8]?
     }
 
+    /// PROTOCOL 1: at most `--max-trips` trips not `ended` (creates in flight included). The
+    /// exact count walks every trip, so it is taken only when the cheap upper bound (every
+    /// trip held, ended ones too) reaches the limit.
+    func checkTripCapacity() throws(ProtocolError) {
+        if trips.count + pendingCreates.count < config.maxTrips { return }
+        var open = pendingCreates.count
+        for entry in trips.values where entry.trip.status != .ended { open += 1 }
+        if open >= config.maxTrips {
+            throw .tooLarge("trips: \(open) trips have not ended; the limit is \(config.maxTrips) (--max-trips)")
+        }
+    }
+
     func createTrip(_ request: NewTrip, now: Int64, reply connection: ConnectionID) {
         let id = request.id ?? makeTripID()
         if trips[id] != nil || pendingCreates.contains(id) {

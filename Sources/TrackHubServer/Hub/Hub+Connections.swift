@@ -12,7 +12,7 @@ extension Hub {
             metrics.upgradesRefused += 1
             return .refuse(status: 503)
         }
-        if !isOriginAllowed(origin: request.origin, host: request.host) {
+        if !originPolicy.allowsOrigin(request.origin, host: request.host) || !originPolicy.allowsHost(request.host) {
             metrics.upgradesRefused += 1
             return .refuse(status: 403)
         }
@@ -20,17 +20,13 @@ extension Hub {
             metrics.upgradesRefused += 1
             return refusal
         }
-        if config.maxConnsPerIP > 0, connectionsPerAddress[request.peerAddress, default: 0] >= config.maxConnsPerIP {
-            metrics.upgradesRefused += 1
-            return .refuse(status: 429)
-        }
+        // --max-conns-per-ip is the host's: it counts HTTP and WebSocket connections alike.
         return .accept
     }
 
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
         let now = wallClockMillis()
         sessions[id] = Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: initialGrants(for: request, now: now))
-        connectionsPerAddress[request.peerAddress, default: 0] += 1
         metrics.connectionsOpened += 1
         metrics.connectionsOpen += 1
     }
@@ -38,8 +34,6 @@ extension Hub {
     func connectionClosed(_ id: ConnectionID) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         metrics.connectionsOpen -= 1
-        let remaining = (connectionsPerAddress[session.peerAddress] ?? 1) - 1
-        connectionsPerAddress[session.peerAddress] = remaining > 0 ? remaining : nil
         for trip in session.subscriptions.keys {
             removeSubscriber(id, from: trip)
         }
@@ -91,7 +85,19 @@ extension Hub {
                 break
             }
         }
-        if session.queue.push(message) { metrics.framesDropped += 1 }
+        switch session.queue.push(message) {
+        case .appended: break
+        case .replacedFrame: metrics.framesDropped += 1
+        case .replacedReply: metrics.repliesReplaced += 1
+        }
+        if session.queue.unsentBytes > config.maxUnsentBytes * 4 {
+            // PROTOCOL 7: no client, reading or not, makes the hub hold more than 4 × the
+            // limit for it: past that it is closed at once, not at the next 2 s check.
+            metrics.slowConsumerCloses += 1
+            metrics.unsentCapCloses += 1
+            closeSession(id, code: 1008, reason: "unsent data over 4 x the limit")
+            return
+        }
         if session.queue.unsentBytes > config.maxUnsentBytes, session.overLimitSince == nil {
             session.overLimitSince = wallClockMillis()
         }
@@ -163,17 +169,5 @@ extension Hub {
             delivered += 1
         }
         return delivered
-    }
-
-    // MARK: - Origins
-
-    /// PROTOCOL 1: a browser's Origin must match the Host or be allowed by `--allow-origin`.
-    func isOriginAllowed(origin: String?, host: String?) -> Bool {
-        guard let origin, !origin.isEmpty else { return true }
-        if config.allowOrigins.contains("*") || config.allowOrigins.contains(origin) { return true }
-        guard let host else { return false }
-        var authority = Substring(origin)
-        if let range = authority.range(of: "://") { authority = authority[range.upperBound...] }
-        return authority.lowercased() == host.lowercased()
     }
 }

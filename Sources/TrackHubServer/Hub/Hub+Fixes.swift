@@ -1,3 +1,4 @@
+import Dispatch
 import TrackHubCore
 import TrackHubProtocol
 import TrackHubStore
@@ -32,16 +33,52 @@ extension Hub {
         if !inFlight { storeNextFixBatch(trip: trip) }
     }
 
-    /// Judges and stores every waiting fix of a trip as one batch.
+    /// Takes every waiting fix of a trip as one batch, then judges and stores it. When the
+    /// trip's memory of stored fixes is full (a trip past 100 000 fixes), the keys it cannot
+    /// vouch for are first looked up in the store, off the service thread, so a resend of a
+    /// long-forgotten fix is still a `duplicate` (PROTOCOL 7). The batch stays in flight
+    /// meanwhile, so the trip's fixes are still judged one batch at a time, in order.
     private func storeNextFixBatch(trip: String) {
-        guard let ready = mutateTrip(trip, { entry -> (requests: [FixRequest], memory: FixJudgeMemory)? in
+        guard let requests = mutateTrip(trip, { entry -> [FixRequest]? in
             guard !entry.fixBatchInFlight, !entry.waitingFixes.isEmpty else { return nil }
             let requests = entry.waitingFixes
             entry.waitingFixes = []
             entry.waitingFixCount = 0
             entry.fixBatchInFlight = true
-            return (requests, entry.trip.judgeMemory)
-        }), let (requests, memoryBefore) = ready else { return }
+            return requests
+        }), let requests else { return }
+        guard let unknown = trips[trip]?.trip.fixKeysToCheckInStore(requests.flatMap(\.fixes)),
+              !unknown.seqs.isEmpty || !unknown.timestamps.isEmpty else {
+            return judgeAndStore(trip: trip, requests)
+        }
+        metrics.fixStoreLookups += 1
+        let store = store
+        Hub.storeReadQueue.async { [self] in
+            let found = Result(catching: { () throws(StoreError) in
+                try store.storedFixKeys(tripID: trip, seqs: unknown.seqs, timestamps: unknown.timestamps)
+            })
+            runOnServiceThread { [self] in
+                switch found {
+                case .success(let keys):
+                    mutateTrip(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
+                    judgeAndStore(trip: trip, requests)
+                case .failure(let error):
+                    trips[trip]?.fixBatchInFlight = false
+                    for request in requests {
+                        answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
+                    }
+                    storeNextFixBatch(trip: trip)
+                }
+            }
+        }
+    }
+
+    /// Store reads that must not block the service thread.
+    static let storeReadQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
+
+    /// Judges a batch taken by `storeNextFixBatch` (in flight already) and stores it.
+    private func judgeAndStore(trip: String, _ requests: [FixRequest]) {
+        guard let memoryBefore = trips[trip]?.trip.judgeMemory else { return }
         var verdicts: [[FixVerdict]] = []
         var records: [StoreRecord] = []
         for request in requests {

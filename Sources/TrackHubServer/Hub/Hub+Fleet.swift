@@ -56,7 +56,9 @@ struct ClusterAnswer: Sendable {
     }
 
     /// The whole `clusters` message.
-    func message(re: MessageID?, reliable: Bool) -> OutboundMessage {
+    /// `replyKey`: the viewport's key for its first answer (a later answer to the same viewport
+    /// replaces it while it waits); nil for the updates of a fleet tick (latest-wins).
+    func message(re: MessageID?, replyKey: String?) -> OutboundMessage {
         var w = JSONWriter(headroom: OutboundMessage.headroom, capacity: 128 + items.count * 96)
         w.beginObject()
         w.field("type", "clusters")
@@ -64,7 +66,7 @@ struct ClusterAnswer: Sendable {
         w.field("t", t)
         writeViewportAndBody(&w)
         w.endObject()
-        return OutboundMessage(bufferWithHeadroom: w.finish(), kind: reliable ? .reliable : .clusters)
+        return OutboundMessage(bufferWithHeadroom: w.finish(), kind: replyKey.map { .viewportReply(key: $0) } ?? .clusters)
     }
 
     /// The HTTP body of `GET /v1/fleet/clusters` (a `clusters` message's fields, no `type`).
@@ -143,7 +145,7 @@ extension Hub {
         let answer = ClusterAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? wallClockMillis() : fleet.indexTime, maxItems: config.maxItems)
         if fleet.groups[key]?.lastBody == nil { fleet.groups[key]?.lastBody = answer.body() }
         metrics.fleetMessagesEncoded += 1
-        enqueue(answer.message(re: re, reliable: true), to: id)
+        enqueue(answer.message(re: re, replyKey: key), to: id)
     }
 
     func fleetViewportRemoved(_ id: ConnectionID, key: String) {
@@ -175,7 +177,7 @@ extension Hub {
             var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
             for (key, viewport) in viewports {
                 let answer = ClusterAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
-                answers.append((key, answer.body(), answer.message(re: nil, reliable: false)))
+                answers.append((key, answer.body(), answer.message(re: nil, replyKey: nil)))
             }
             let seconds = Double(monotonicMicros() - started) / 1_000_000
             let result = FleetBuildResult(index: index, answers: answers, seconds: seconds)

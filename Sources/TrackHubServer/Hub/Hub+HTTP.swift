@@ -8,7 +8,11 @@ extension Hub {
     func httpRequest(_ request: HTTPRequest) {
         metrics.httpRequests += 1
         let now = wallClockMillis()
-        if !isOriginAllowed(origin: request.origin, host: request.host) {
+        if !originPolicy.allowsHost(request.host) {
+            respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
+            return
+        }
+        if !originPolicy.allowsOrigin(request.origin, host: request.host) {
             respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
             return
         }
@@ -28,6 +32,11 @@ extension Hub {
             return
         }
         serveWebClient(request)
+    }
+
+    func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason) {
+        metrics.httpRequests += 1
+        metrics.httpRefusals[reason.rawValue, default: 0] += 1
     }
 
     private func respondHealth(_ request: HTTPRequest) {
@@ -63,6 +72,7 @@ extension Hub {
             listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
         case (.post, 1, "trips"):
             let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
+            try checkTripCapacity()
             if cluster != nil {
                 return try appendCreate(body, rawBody: request.body, now: now, reply: connection)
             }

@@ -12,6 +12,8 @@ import TrackHubStore
 /// No lock is taken on the per-frame path. That is why this class is `@unchecked Sendable`.
 public final class Hub: @unchecked Sendable {
     public let config: HubConfig
+    /// Which Origins and Host names are answered (PROTOCOL 1).
+    let originPolicy: OriginPolicy
     let store: TripStore
     let host: LWSServerHost
     let serverName = "trackhub/0.1"
@@ -27,7 +29,6 @@ public final class Hub: @unchecked Sendable {
     var pendingCreates: Set<String> = []
     /// The highest event number sent live per trip (so a replay never repeats one).
     var lastBroadcastEvent: [String: Int] = [:]
-    var connectionsPerAddress: [String: Int] = [:]
     var nextSlot = 1
     var draining = false
     var lastHousekeeping: Int64 = 0
@@ -50,11 +51,13 @@ public final class Hub: @unchecked Sendable {
 
     public init(config: HubConfig, store: TripStore) {
         self.config = config
+        self.originPolicy = OriginPolicy(config: config)
         self.store = store
         self.animating = TickSchedule(tickHz: config.tickHz)
         self.host = LWSServerHost(options: ServerHostOptions(
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
+            bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath))
         host.delegate = self
     }

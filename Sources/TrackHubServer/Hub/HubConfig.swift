@@ -23,8 +23,19 @@ public struct HubConfig: Sendable {
     public var maxWaypoints = 1000
     public var maxSubscriptions = 256
     public var maxFixRate = 1000
+    /// Most TCP connections from one address, HTTP and WebSocket alike (0: no limit).
     public var maxConnsPerIP = 0
+    /// How long an HTTP body may take to arrive after its headers, in ms (`--body-timeout`;
+    /// past it: 408 and close; 0: no limit).
+    public var bodyTimeoutMs: Int64 = 10_000
+    /// Most trips not `ended` at once (`--max-trips`; past it `POST /v1/trips` is `too_large`).
+    public var maxTrips = 100_000
+    /// Host names an open hub answers besides its listen address, `localhost` and loopback
+    /// addresses (`--allow-host`; PROTOCOL 1: against DNS rebinding).
+    public var allowHosts: [String] = []
     public var authTimeoutMs: Int64 = 10_000
+    /// Unsent bytes a connection may hold for `maxUnsentDurationMs` (`--max-unsent`); 4 × this
+    /// at any moment closes it at once (PROTOCOL 7).
     public var maxUnsentBytes = 1024 * 1024
     /// How long a connection may stay over `maxUnsentBytes` before it is closed (PROTOCOL 7).
     public var maxUnsentDurationMs: Int64 = 2000

@@ -173,7 +173,7 @@ enum ServerMessages {
         writeTripFields(&w, view)
         if let recovered { w.field("recovered", recovered) }
         w.endObject()
-        return OutboundMessage(bufferWithHeadroom: w.finish())
+        return OutboundMessage(bufferWithHeadroom: w.finish(), kind: .snapshot(trip: view.id))
     }
 
     /// A trip as an HTTP body.

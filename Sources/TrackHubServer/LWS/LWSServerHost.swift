@@ -15,8 +15,12 @@ protocol ServerHostDelegate: AnyObject {
     /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
     func httpRequest(_ request: HTTPRequest)
-    /// A refusal that comes before reading the body (401 beats 413, PROTOCOL 4); nil: none.
+    /// A refusal from the headers alone, before the body is read (a secured hub's 401: the
+    /// body of a request without a valid token is never read, PROTOCOL 1); nil: none.
     func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError?
+    /// The host answered a request itself without running it (framing, body timeout, too
+    /// many connections, body too large): for metrics and logs.
+    func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason)
     /// `wake()` was called from some thread (possibly several times: draining must be idempotent).
     func serviceWoke()
     /// The periodic timer fired.
@@ -31,6 +35,10 @@ struct ServerHostOptions: Sendable {
     var useLibev: Bool
     var maxMessageBytes: Int
     var maxBodyBytes: Int
+    /// How long a request's body may take to arrive after its headers (`--body-timeout`); 0: no limit.
+    var bodyTimeoutMicros: Int64 = 10_000_000
+    /// Most TCP connections (HTTP and WebSocket alike) from one peer address; 0: no limit.
+    var maxConnectionsPerAddress: Int = 0
     var tlsCertPath: String?
     var tlsKeyPath: String?
 }
@@ -72,7 +80,14 @@ final class LWSServerHost: @unchecked Sendable {
     private var fragments: [ConnectionID: [UInt8]] = [:]
     private var pendingCloses: [ConnectionID: (code: UInt16, reason: String)] = [:]
     private var upgrades: [OpaquePointer: UpgradeRequest] = [:]
-    private var http: [ConnectionID: HTTPExchangeState] = [:]
+    private var http: [ConnectionID: HTTPExchange] = [:]
+    /// Requests whose body is still arriving, with the monotonic time it must be in by.
+    private var bodyDeadlines: [ConnectionID: Int64] = [:]
+    /// Open TCP connections by peer address, for `maxConnectionsPerAddress` (PROTOCOL 1:
+    /// HTTP connections count like WebSocket ones). A connection is counted when its first
+    /// request arrives and uncounted when lws destroys it (LWS_CALLBACK_WSI_DESTROY).
+    private var peerOfConnection: [OpaquePointer: String] = [:]
+    private var connectionsByAddress: [String: Int] = [:]
     private var destroyed = false
 
     /// Cross-thread flags.
@@ -189,6 +204,7 @@ final class LWSServerHost: @unchecked Sendable {
         nextTimerDue += timerIntervalMicros
         if nextTimerDue <= now { nextTimerDue = now + timerIntervalMicros / 2 }
         trackhub_timer_schedule(context, timer, lwsTimerCallback, nextTimerDue - now)
+        expireSlowBodies(now: now)
         delegate?.timerFired()
     }
 
@@ -247,11 +263,13 @@ final class LWSServerHost: @unchecked Sendable {
 
     /// Sends an HTTP response to a request delivered earlier (possibly much later, e.g. after a commit).
     func respond(_ id: ConnectionID, _ response: HTTPResponse) {
-        guard let wsi = sockets[id], var state = http[id] else { return }
-        state.response = response
-        http[id] = state
+        guard let wsi = sockets[id], let exchange = http[id], exchange.response == nil else { return }
+        exchange.response = response
         lws_callback_on_writable(wsi)
     }
+
+    /// Open TCP connections from one peer address (HTTP and WebSocket).
+    func connectionCount(from address: String) -> Int { connectionsByAddress[address] ?? 0 }
 
     /// True when this connection id is still open.
     func isOpen(_ id: ConnectionID) -> Bool { sockets[id] != nil }
@@ -273,6 +291,10 @@ final class LWSServerHost: @unchecked Sendable {
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             guard let wsi else { return -1 }
             let request = makeUpgradeRequest(wsi)
+            if !countConnection(wsi, peer: request.peerAddress) {
+                refuseHTTP(wsi, status: 429)
+                return 1
+            }
             switch delegate?.upgradeRequested(request) ?? .refuse(status: 503) {
             case .accept:
                 upgrades[wsi] = request
@@ -343,23 +365,34 @@ final class LWSServerHost: @unchecked Sendable {
             return beginHTTP(wsi: wsi, user: user, uri: input, length: length)
 
         case LWS_CALLBACK_HTTP_BODY:
-            guard let id = connectionID(user), var state = http[id] else { return -1 }
-            if state.body.count + length > options.maxBodyBytes {
-                state.tooLarge = true
-            } else if let input, length > 0 {
-                state.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+            guard let id = connectionID(user), let exchange = http[id] else { return -1 }
+            // Answered already (refused from its headers, or timed out): the rest is not read
+            // into memory, and the connection closes once the answer is out.
+            if exchange.response != nil || exchange.dispatched { return 0 }
+            if let input, length > 0 {
+                if exchange.body.count + length > exchange.expectedLength {
+                    refuseFromHost(id, exchange, ProtocolError(.badRequest, "Content-Length: the body is longer than announced"), reason: .framing)
+                    return 0
+                }
+                // In place: `exchange` is a class the dictionary holds, so appending never copies
+                // the body received so far (linear in the body's size, PROTOCOL 1).
+                exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
             }
-            http[id] = state
             return 0
 
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-            guard let id = connectionID(user), let state = http[id] else { return -1 }
-            if !state.dispatched { dispatchHTTP(id: id, state: state) }  // srvtests fix: once per request
+            guard let id = connectionID(user), let exchange = http[id] else { return -1 }
+            bodyDeadlines[id] = nil
+            if !exchange.dispatched && exchange.response == nil { dispatchHTTP(id: id, exchange) }
             return 0
 
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let wsi, let id = connectionID(user) else { return -1 }
             return writeHTTP(wsi: wsi, id: id)
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            if let wsi { uncountConnection(wsi) }
+            return 0
 
         case LWS_CALLBACK_CLOSED_HTTP:
             if let id = connectionID(user) {
@@ -376,18 +409,26 @@ final class LWSServerHost: @unchecked Sendable {
 
     // MARK: - HTTP exchange
 
-    private struct HTTPExchangeState {
+    /// One HTTP request on its way through the host. A class, so that the body grows in
+    /// place as chunks arrive (a struct in the dictionary was copied whole per chunk: quadratic).
+    private final class HTTPExchange {
         var request: HTTPRequest
         var body: [UInt8] = []
-        var tooLarge = false
+        /// The body's length as framed by `Content-Length` (0: none).
+        var expectedLength = 0
         var response: HTTPResponse?
+        /// The body was not read (or not all of it): close the connection after the answer,
+        /// since the next request's start is unknown.
+        var closeAfterResponse = false
         var headersSent = false
         var bodyOffset = 0
         /// A streamed response's `body` is out; the next chunks come from its `next`.
         var firstPartSent = false
-        /// Handed to the delegate already (srvtests fix: lws still reports BODY_COMPLETION for a
-        /// POST/PUT dispatched without a body, which ran e.g. a `proceed` twice).
+        /// Handed to the delegate already (lws still reports BODY_COMPLETION for a POST/PUT
+        /// dispatched without a body, which would run e.g. a `proceed` twice).
         var dispatched = false
+
+        init(request: HTTPRequest) { self.request = request }
     }
 
     private func beginHTTP(wsi: OpaquePointer, user: UnsafeMutableRawPointer, uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
@@ -411,48 +452,87 @@ final class LWSServerHost: @unchecked Sendable {
         } else {
             path = "/"
         }
+        let peer = peerAddress(wsi)
         let request = HTTPRequest(
             connection: id, method: method, path: path, query: queryArguments(wsi),
             origin: header(wsi, trackhub_tok_origin()), host: header(wsi, trackhub_tok_host()),
-            authorization: header(wsi, trackhub_tok_authorization()), peerAddress: peerAddress(wsi), body: [])
-        let state = HTTPExchangeState(request: request)
-        http[id] = state
-        let declaredLength = Int(header(wsi, trackhub_tok_content_length()) ?? "") ?? 0
-        if declaredLength > options.maxBodyBytes {
-            var tooLarge = state
-            tooLarge.tooLarge = true
-            dispatchHTTP(id: id, state: tooLarge)
+            authorization: header(wsi, trackhub_tok_authorization()), peerAddress: peer, body: [])
+        let exchange = HTTPExchange(request: request)
+        http[id] = exchange
+        if !countConnection(wsi, peer: peer) {
+            refuseFromHost(id, exchange, ProtocolError(.rateLimited, "too many connections from \(peer)"), reason: .tooManyConnections)
             return 0
         }
-        if (method == .post || method == .put) && declaredLength > 0 {
-            return 0  // the body follows: LWS_CALLBACK_HTTP_BODY, then _COMPLETION
+        // PROTOCOL 1: bodies are framed by Content-Length alone; anything else is refused
+        // before the request runs, and the connection closes (its next request's start is unknown).
+        let framing: HTTPFraming
+        do {
+            framing = try HTTPFraming.decide(
+                requiresLength: method == .post || method == .put,
+                contentLength: rawHeader(wsi, trackhub_tok_content_length()),
+                hasTransferEncoding: lws_hdr_total_length(wsi, lws_token_indexes(rawValue: UInt32(trackhub_tok_transfer_encoding()))) > 0)
+        } catch {
+            refuseFromHost(id, exchange, error, reason: .framing)
+            return 0
         }
-        dispatchHTTP(id: id, state: state)
-        return 0
+        guard case .body(let declaredLength) = framing else {
+            dispatchHTTP(id: id, exchange)
+            return 0
+        }
+        // A secured hub checks the token from the headers: a body without one is never read.
+        if let refusal = delegate?.httpRefusalBeforeBody(request) {
+            refuseFromHost(id, exchange, refusal, reason: .unauthorized)
+            return 0
+        }
+        if declaredLength > options.maxBodyBytes {
+            refuseFromHost(id, exchange, ProtocolError(.tooLarge, "body is over the limit of \(options.maxBodyBytes) bytes"), reason: .tooLarge)
+            return 0
+        }
+        exchange.expectedLength = declaredLength
+        // Grown as it arrives, not reserved whole: a client that announces 4 MiB and sends
+        // nothing holds only what it sent.
+        exchange.body.reserveCapacity(min(declaredLength, 64 * 1024))
+        if options.bodyTimeoutMicros > 0 { bodyDeadlines[id] = monotonicMicros() + options.bodyTimeoutMicros }
+        return 0  // the body follows: LWS_CALLBACK_HTTP_BODY, then _COMPLETION
     }
 
-    private func dispatchHTTP(id: ConnectionID, state: HTTPExchangeState) {
-        http[id]?.dispatched = true  // srvtests fix: see `HTTPExchangeState.dispatched`
-        if state.tooLarge, let refusal = delegate?.httpRefusalBeforeBody(state.request) {
-            respond(id, HTTPResponse(status: refusal.httpStatus, body: ServerReplies.httpError(refusal)))
-            return
-        }
-        if state.tooLarge {
-            let body = Array(#"{"error":{"code":"too_large","message":"body is over the limit of \#(options.maxBodyBytes) bytes"}}"#.utf8)
-            respond(id, HTTPResponse(status: 413, body: body))
-            return
-        }
-        var request = state.request
-        request.body = state.body
-        var stored = state
-        stored.body = []
-        stored.dispatched = true
-        http[id] = stored
+    private func dispatchHTTP(id: ConnectionID, _ exchange: HTTPExchange) {
+        exchange.dispatched = true
+        var request = exchange.request
+        request.body = exchange.body
+        exchange.body = []  // the hub holds it now; not kept twice
         delegate?.httpRequest(request)
     }
 
+    /// Answers a request from the host itself, without running it, and closes the
+    /// connection after the answer (the body, if any, was not read).
+    private func refuseFromHost(_ id: ConnectionID, _ exchange: HTTPExchange, _ error: ProtocolError, reason: HTTPRefusalReason) {
+        bodyDeadlines[id] = nil
+        exchange.dispatched = true
+        exchange.closeAfterResponse = true
+        exchange.body = []
+        delegate?.httpRefused(exchange.request, reason: reason)
+        respond(id, HTTPResponse(status: reason == .bodyTimeout ? 408 : error.httpStatus, body: ServerReplies.httpError(error)))
+    }
+
+    /// PROTOCOL 1: a body must be in within `--body-timeout` of the end of its headers; lws's
+    /// own idle timeout is re-armed by every chunk, so a client sending a byte now and then
+    /// would hold its connection forever. Runs on every timer tick; looks only at requests
+    /// whose body is still arriving.
+    private func expireSlowBodies(now: Int64) {
+        guard !bodyDeadlines.isEmpty else { return }
+        for (id, deadline) in bodyDeadlines where deadline <= now {
+            guard let exchange = http[id] else {
+                bodyDeadlines[id] = nil
+                continue
+            }
+            let seconds = Double(options.bodyTimeoutMicros) / 1_000_000
+            refuseFromHost(id, exchange, ProtocolError(.badRequest, "body: not received within the body timeout of \(seconds) s"), reason: .bodyTimeout)
+        }
+    }
+
     private func writeHTTP(wsi: OpaquePointer, id: ConnectionID) -> Int32 {
-        guard var state = http[id], let response = state.response else { return 0 }
+        guard let state = http[id], let response = state.response else { return 0 }
         let pre = OutboundMessage.headroom
         if !state.headersSent {
             // A streamed body is sent chunked, framed here: lws 4.1.6 does not do it. Given
@@ -462,6 +542,7 @@ final class LWSServerHost: @unchecked Sendable {
             // headers ourselves keeps the connection reusable.
             let streamed = response.next != nil
             var headers = response.headers
+            if state.closeAfterResponse { headers.append(("connection", "close")) }
             if streamed { headers.insert(contentsOf: [("content-type", response.contentType), ("transfer-encoding", "chunked")], at: 0) }
             var buffer = [UInt8](repeating: 0, count: pre + 2048 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 8 })
             let ok = buffer.withUnsafeMutableBufferPointer { raw -> Bool in
@@ -490,7 +571,6 @@ final class LWSServerHost: @unchecked Sendable {
             }
             if !ok { return -1 }
             state.headersSent = true
-            http[id] = state
             if response.body.isEmpty && !streamed {
                 return finishHTTP(wsi: wsi, id: id)
             }
@@ -498,7 +578,7 @@ final class LWSServerHost: @unchecked Sendable {
             return 0
         }
         if let next = response.next {
-            return writeStreamedHTTP(wsi: wsi, id: id, state: &state, next: next)
+            return writeStreamedHTTP(wsi: wsi, id: id, state: state, next: next)
         }
         // One chunk per writeable callback; lws buffers what the socket does not take.
         let chunkSize = 64 * 1024
@@ -515,7 +595,6 @@ final class LWSServerHost: @unchecked Sendable {
         }
         if written < 0 { return -1 }
         state.bodyOffset += take
-        http[id] = state
         if isLast { return finishHTTP(wsi: wsi, id: id) }
         lws_callback_on_writable(wsi)
         return 0
@@ -524,14 +603,13 @@ final class LWSServerHost: @unchecked Sendable {
     /// One chunk of a streamed body per writeable callback: `body` first, then what `next`
     /// gives, each framed `<hex size>\r\n<data>\r\n`; `0\r\n\r\n` once `next` gives nil.
     private func writeStreamedHTTP(
-        wsi: OpaquePointer, id: ConnectionID, state: inout HTTPExchangeState, next: () throws -> [UInt8]?
+        wsi: OpaquePointer, id: ConnectionID, state: HTTPExchange, next: () throws -> [UInt8]?
     ) -> Int32 {
         let part: [UInt8]?
         if !state.firstPartSent {
             part = state.response?.body
             state.firstPartSent = true
             state.response?.body = []  // not kept while the rest streams
-            http[id] = state
         } else {
             do { part = try next() } catch { return -1 }  // cut short: no last chunk
         }
@@ -563,8 +641,11 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     private func finishHTTP(wsi: OpaquePointer, id: ConnectionID) -> Int32 {
+        let close = http[id]?.closeAfterResponse ?? false
         http[id] = nil
         sockets[id] = nil
+        bodyDeadlines[id] = nil
+        if close { return -1 }
         if lws_http_transaction_completed(wsi) != 0 { return -1 }
         return 0
     }
@@ -594,6 +675,24 @@ final class LWSServerHost: @unchecked Sendable {
         fragments[id] = nil
         pendingCloses[id] = nil
         http[id] = nil
+        bodyDeadlines[id] = nil
+    }
+
+    /// Counts a connection on its first request; false when its address is over the limit.
+    private func countConnection(_ wsi: OpaquePointer, peer: String) -> Bool {
+        if peerOfConnection[wsi] != nil { return true }  // a later request on a kept-alive connection
+        if options.maxConnectionsPerAddress > 0 && connectionsByAddress[peer, default: 0] >= options.maxConnectionsPerAddress {
+            return false
+        }
+        peerOfConnection[wsi] = peer
+        connectionsByAddress[peer, default: 0] += 1
+        return true
+    }
+
+    private func uncountConnection(_ wsi: OpaquePointer) {
+        guard let peer = peerOfConnection.removeValue(forKey: wsi) else { return }
+        let remaining = (connectionsByAddress[peer] ?? 1) - 1
+        connectionsByAddress[peer] = remaining > 0 ? remaining : nil
     }
 
     private func closeNow(_ wsi: OpaquePointer, code: lws_close_status, reason: String) {
@@ -617,6 +716,18 @@ final class LWSServerHost: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: length + 1)
         let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), tokenIndex)
         guard copied >= 0 else { return nil }
+        return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A header as received (nil when absent), with no length cap: framing needs to see a
+    /// malformed value whole to refuse it.
+    private func rawHeader(_ wsi: OpaquePointer, _ token: Int32) -> String? {
+        let tokenIndex = lws_token_indexes(rawValue: UInt32(token))
+        let length = Int(lws_hdr_total_length(wsi, tokenIndex))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), tokenIndex)
+        guard copied >= 0 else { return "" }  // present but unreadable: refused as malformed
         return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

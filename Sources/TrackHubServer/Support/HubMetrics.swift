@@ -7,6 +7,8 @@ struct HubMetrics {
     var messagesIn = 0
     var fixesIn = 0
     var fixesApplied = 0
+    /// Fix batches whose duplicate check had to ask the store (memory of the trip's fixes full).
+    var fixStoreLookups = 0
     var acksOut = 0
     var framesOut = 0
     var segmentsOut = 0
@@ -14,8 +16,14 @@ struct HubMetrics {
     var messagesOut = 0
     var bytesOut = 0
     var framesDropped = 0
+    /// Snapshots and viewport answers that took over from a waiting one of the same key.
+    var repliesReplaced = 0
     var framesEncoded = 0
     var slowConsumerCloses = 0
+    /// Closes at once for unsent data over 4 × `--max-unsent` (a subset of `slowConsumerCloses`).
+    var unsentCapCloses = 0
+    /// HTTP requests refused before the hub ran them, by reason (framing, body timeout, ...).
+    var httpRefusals: [String: Int] = [:]
     var errorsOut: [String: Int] = [:]
     var httpRequests = 0
     var upgradesRefused = 0
@@ -50,6 +58,7 @@ struct HubMetrics {
         metric("trackhub_messages_in_total", "counter", "WebSocket messages received.", Double(messagesIn))
         metric("trackhub_fixes_in_total", "counter", "Fixes received (WebSocket and HTTP).", Double(fixesIn))
         metric("trackhub_fixes_applied_total", "counter", "Fixes applied (animated).", Double(fixesApplied))
+        metric("trackhub_fix_store_lookups_total", "counter", "Fix batches checked against the store for duplicates memory had forgotten.", Double(fixStoreLookups))
         metric("trackhub_acks_out_total", "counter", "Acks sent after commit.", Double(acksOut))
         metric("trackhub_frames_encoded_total", "counter", "Frames encoded (once per trip per tick).", Double(framesEncoded))
         metric("trackhub_frames_out_total", "counter", "Frames written to subscribers.", Double(framesOut))
@@ -58,7 +67,9 @@ struct HubMetrics {
         metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(messagesOut))
         metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(bytesOut))
         metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(framesDropped))
+        metric("trackhub_replies_replaced_total", "counter", "Snapshots and viewport answers that replaced an unsent one of the same trip or viewport.", Double(repliesReplaced))
         metric("trackhub_slow_consumer_closes_total", "counter", "Connections closed with 1008 for unsent data over the limit.", Double(slowConsumerCloses))
+        metric("trackhub_unsent_cap_closes_total", "counter", "Connections closed with 1008 at once for unsent data over 4 x the limit.", Double(unsentCapCloses))
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
@@ -75,6 +86,10 @@ struct HubMetrics {
         out += "# HELP trackhub_errors_out_total Error replies sent, by code.\n# TYPE trackhub_errors_out_total counter\n"
         for (code, count) in errorsOut.sorted(by: { $0.key < $1.key }) {
             out += "trackhub_errors_out_total{code=\"\(code)\"} \(count)\n"
+        }
+        out += "# HELP trackhub_http_refused_total HTTP requests refused before they ran, by reason.\n# TYPE trackhub_http_refused_total counter\n"
+        for (reason, count) in httpRefusals.sorted(by: { $0.key < $1.key }) {
+            out += "trackhub_http_refused_total{reason=\"\(reason)\"} \(count)\n"
         }
         out += "# HELP trackhub_tick_duration_seconds Time to compute, encode and queue one tick.\n# TYPE trackhub_tick_duration_seconds summary\n"
         out += "trackhub_tick_duration_seconds_sum \(format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"

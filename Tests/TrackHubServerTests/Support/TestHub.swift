@@ -76,11 +76,13 @@ enum HTTPTestClient {
         head += "\r\n"
         var request = Data(head.utf8)
         request.append(payload)
-        try request.withUnsafeBytes { raw in
+        request.withUnsafeBytes { raw in
             var sent = 0
             while sent < raw.count {
-                let n = send(fd, raw.baseAddress! + sent, raw.count - sent, 0)
-                if n <= 0 { throw Failure(description: "send failed") }
+                let n = send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                // The hub may answer from the headers and close without reading the body
+                // (401, 413; PROTOCOL 1): stop sending and read its answer.
+                if n <= 0 { break }
                 sent += n
             }
         }
