@@ -153,6 +153,20 @@ class RawWebSocket:
                 texts.append(payload.decode())
         raise TimeoutError("no close frame before the deadline")
 
+    def read_until(self, predicate, deadline_s=30.0):
+        """Reads text frames until one satisfies `predicate`; returns all texts read."""
+        end = time.monotonic() + deadline_s
+        texts = []
+        while True:
+            frame = self._next_frame(end)
+            if frame is None:
+                raise ConnectionError("closed before the awaited message")
+            opcode, payload = frame
+            if opcode == 0x1:
+                texts.append(payload.decode())
+                if predicate(texts[-1]):
+                    return texts
+
     def _fill(self, count, end):
         while len(self.buffer) < count:
             self.sock.settimeout(max(0.05, end - time.monotonic()))

@@ -20,7 +20,10 @@ extension Hub {
         if path == "/healthz" { return respondHealth(request) }
         if path == "/metrics" {
             let clusterGauges = cluster.map { (up: $0.isHealthy, lagMs: $0.watermark == .min ? -1 : now - $0.watermark) }
-            let text = metrics.render(trips: trips.count, movingTrips: cluster?.moving.count ?? animating.count, draining: draining, cluster: clusterGauges)
+            let unsent = sessions.values.reduce(0) { $0 + $1.queue.unsentBytes }
+            let text = metrics.render(
+                trips: trips.count, movingTrips: cluster?.moving.count ?? animating.count, draining: draining,
+                unsentBytes: unsent, cluster: clusterGauges)
             return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {

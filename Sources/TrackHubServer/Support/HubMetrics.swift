@@ -45,7 +45,7 @@ struct HubMetrics {
     var clusterEntriesApplied = 0
     var clusterSnapshotsWritten = 0
 
-    func render(trips: Int, movingTrips: Int, draining: Bool, cluster: (up: Bool, lagMs: Int64)? = nil) -> String {
+    func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, cluster: (up: Bool, lagMs: Int64)? = nil) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: Double, labels: String = "") {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(format(value))\n"
@@ -67,6 +67,7 @@ struct HubMetrics {
         metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(messagesOut))
         metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(bytesOut))
         metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(framesDropped))
+        metric("trackhub_unsent_bytes", "gauge", "Bytes queued for connections and not yet handed to the kernel (slow readers).", Double(unsentBytes))
         metric("trackhub_replies_replaced_total", "counter", "Snapshots and viewport answers that replaced an unsent one of the same trip or viewport.", Double(repliesReplaced))
         metric("trackhub_slow_consumer_closes_total", "counter", "Connections closed with 1008 for unsent data over the limit.", Double(slowConsumerCloses))
         metric("trackhub_unsent_cap_closes_total", "counter", "Connections closed with 1008 at once for unsent data over 4 x the limit.", Double(unsentCapCloses))
