@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (fuzz/*.swift) with -sanitize=fuzzer,address and runs each
-# for SECONDS (default 20) over its committed seed corpus (fuzz/corpus/<name>). New inputs go
-# to a scratch copy, so the committed corpus only changes when someone copies them back.
-#   scripts/fuzz.sh [SECONDS]
+# Builds the libFuzzer harnesses (fuzz/*.swift: decode, trip, http) with
+# -sanitize=fuzzer,address and runs each for SECONDS (default 20) over its committed seed
+# corpus (fuzz/corpus/<name>). New inputs go to a scratch copy, so the committed corpus only
+# changes when someone copies them back. NAMEs pick some of the fuzzers (default: all
+# three); each runs in one process (one core).
+#   scripts/fuzz.sh [SECONDS [NAME...]]
 # Exit status: 0 when no fuzzer found a crash, leak, sanitizer report or broken invariant.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 seconds="${1:-20}"
+shift || true
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(decode trip http)
 out=".build/fuzz"
 mkdir -p "$out/lib"
 
@@ -26,13 +31,15 @@ if [ ! -f "$stamp" ] || [ "$newest" -nt "$stamp" ]; then
     -emit-library -static -o "$out/lib/libTrackHubProtocol.a" $proto
   swiftc "${flags[@]}" -module-name DecodeFuzzer -I "$out/lib" -I Sources/CCrypto fuzz/DecodeFuzzer.swift $auth \
     "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/decode-fuzzer"
+  swiftc "${flags[@]}" -module-name HTTPFuzzer -I "$out/lib" -I Sources/CCrypto fuzz/HTTPFuzzer.swift $auth \
+    "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/http-fuzzer"
   swiftc "${flags[@]}" -module-name TripFuzzer -I "$out/lib" fuzz/TripFuzzer.swift \
     "$out/lib/libTrackHubCore.a" -lm -o "$out/trip-fuzzer"
   touch "$stamp"
 fi
 
 status=0
-for name in decode trip; do
+for name in "${names[@]}"; do
   work="$out/corpus-$name"
   rm -rf "$work" "$out/artifacts-$name"
   mkdir -p "$work" "$out/artifacts-$name"
@@ -47,7 +54,8 @@ for name in decode trip; do
   fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   crashes=$(ls "$out/artifacts-$name" | wc -l)
-  echo "$name: executions $execs, crashes $crashes (log $log)"
+  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
+  echo "$name: executions $execs, coverage $coverage, crashes $crashes (log $log)"
   if [ "$crashes" != 0 ] || [ "$status" != 0 ]; then
     status=1
     tail -40 "$log"
