@@ -15,6 +15,8 @@ static inline uint64_t trackhub_opt_explicit_vhosts(void) { return (uint64_t)LWS
 static inline uint64_t trackhub_opt_do_ssl_global_init(void) { return (uint64_t)LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
 static inline uint64_t trackhub_opt_disable_ipv6(void) { return (uint64_t)LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t trackhub_opt_allow_listen_share(void) { return (uint64_t)LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE; }
+static inline uint64_t trackhub_opt_fail_upon_unable_to_bind(void) { return (uint64_t)LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND; }
+static inline uint64_t trackhub_opt_ipv6_only(void) { return (uint64_t)(LWS_SERVER_OPTION_IPV6_V6ONLY_MODIFY | LWS_SERVER_OPTION_IPV6_V6ONLY_VALUE); }
 static inline uint64_t trackhub_opt_disable_os_ca_certs(void) { return (uint64_t)LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
 
 /* Log levels: errors and warnings only (the Debian libev plugin is chatty at NOTICE). */

@@ -74,10 +74,13 @@ enum ServeCommand {
         if flags.switches.contains("help") { return nil }
         var config = HubConfig()
         if let listen = flags.string("listen") {
-            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-                throw UsageError("--listen: \(listen) is not HOST:PORT")
+            guard let (host, port) = ListenAddress.split(listen) else {
+                throw UsageError("--listen: \(listen) is not HOST:PORT (an IPv6 address in brackets: [::1]:8080)")
             }
-            config.listenHost = String(listen[..<colon])
+            // PROTOCOL 14: a name is resolved once, here; lws is given the address.
+            let resolved = try ListenAddress.resolve(host: host, port: port)
+            config.listenName = host
+            config.listenHost = resolved.host
             config.listenPort = port
         }
         if let data = flags.string("data") { config.dataDirectory = data }
@@ -157,7 +160,9 @@ enum ServeCommand {
         // The durable store (PROTOCOL 7): SQLite in --data. A directory or file that cannot be
         // used is a one-line error naming it, exit 2.
         let store: SQLiteTripStore
+        let dataLock: DataDirectoryLock
         do {
+            dataLock = try DataDirectoryLock(directory: config.dataDirectory)
             store = try SQLiteTripStore(directory: try storeDirectory(config), synchronous: config.syncFull ? .full : .normal)
         } catch {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
@@ -187,11 +192,13 @@ enum ServeCommand {
         EventLoopSignals.setHandler { signal in
             if signal == SIGINT { hub.beginShutdown() }
         }
-        FileHandle.standardOutput.write(Data("listening on \(scheme)://\(config.listenHost):\(hub.port)\n".utf8))
+        let bound = ListenAddress(host: config.listenHost, port: hub.port)
+        FileHandle.standardOutput.write(Data("listening on \(scheme)://\(bound.authority)\n".utf8))
         hub.waitUntilStopped()
         terminate.cancel()
         interrupt.cancel()
         store.close()
+        withExtendedLifetime(dataLock) {}  // held until the store is closed
         log.info("stopped")
         return 0
     }

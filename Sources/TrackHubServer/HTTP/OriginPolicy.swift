@@ -5,8 +5,9 @@ struct OriginPolicy: Sendable {
     var allowedOrigins: [String]
     /// `--allow-host`, lower-cased.
     var allowedHosts: [String]
-    /// The host part of `--listen`, lower-cased.
+    /// The address `--listen` binds, and its host part as written, lower-cased.
     var listenHost: String
+    var listenName: String
     /// The scheme browsers use to reach this hub: `https` with TLS, else `http`.
     var scheme: String
     /// An open hub (no secret) checks `Host` against DNS rebinding; a secured one need not:
@@ -17,6 +18,7 @@ struct OriginPolicy: Sendable {
         allowedOrigins = config.allowOrigins
         allowedHosts = config.allowHosts.map { $0.lowercased() }
         listenHost = config.listenHost.lowercased()
+        listenName = (config.listenName ?? config.listenHost).lowercased()
         scheme = config.tlsCertPath == nil ? "http" : "https"
         checksHost = config.jwtSecret == nil
     }
@@ -40,7 +42,7 @@ struct OriginPolicy: Sendable {
         guard checksHost, let host, !host.isEmpty else { return true }
         let name = Self.hostName(host)
         if name == "localhost" || name.hasSuffix(".localhost") { return true }
-        if name == listenHost && !name.isEmpty { return true }
+        if !name.isEmpty && (name == listenHost || name == listenName) { return true }
         if Self.isLoopback(name) { return true }
         return allowedHosts.contains(name)
     }

@@ -3,7 +3,10 @@ import TrackHubRedis
 
 /// Everything `trackhub serve` can be told (PROTOCOL section 9), with its defaults.
 public struct HubConfig: Sendable {
+    /// The numeric address to bind (a `--listen` name is resolved to one at start).
     public var listenHost = "127.0.0.1"
+    /// The host part of `--listen` as written (`localhost`), for the Host check; nil: `listenHost`.
+    public var listenName: String?
     public var listenPort = 8080
     public var dataDirectory = "./trackhub-data"
     public var jwtSecret: String?

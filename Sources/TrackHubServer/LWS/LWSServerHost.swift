@@ -102,7 +102,7 @@ final class LWSServerHost: @unchecked Sendable {
     init(options: ServerHostOptions) {
         self.options = options
         protocolName = strdup("trackhub.v1")
-        interfaceName = options.host.isEmpty || options.host == "0.0.0.0" ? nil : strdup(options.host)
+        interfaceName = ListenAddress.isWildcard(options.host) ? nil : strdup(options.host)
         certPath = options.tlsCertPath.map { strdup($0) }
         keyPath = options.tlsKeyPath.map { strdup($0) }
         protocols = .allocate(capacity: 2)
@@ -144,8 +144,16 @@ final class LWSServerHost: @unchecked Sendable {
         if options.useLibev { info.options |= trackhub_opt_libev() }
         info.signal_cb = lwsSignalCallback
         // With IPv6 enabled, lws 4.1.6 binds the wildcard address and ignores an IPv4
-        // `iface`: `--listen 127.0.0.1:…` would then be reachable from every interface.
-        if options.host.contains(".") { info.options |= trackhub_opt_disable_ipv6() }
+        // `iface`: `--listen 127.0.0.1:…` would then be reachable from every interface. An
+        // IPv6 address listens on IPv6 only. `host` is numeric here (ListenAddress resolved it).
+        if options.host.contains(":") {
+            if interfaceName != nil { info.options |= trackhub_opt_ipv6_only() }
+        } else {
+            info.options |= trackhub_opt_disable_ipv6()
+        }
+        // An address that is not this machine's is an error now (PROTOCOL 14), not a vhost
+        // lws keeps retrying in the background while the process looks healthy.
+        info.options |= trackhub_opt_fail_upon_unable_to_bind()
         if let certPath, let keyPath {
             info.options |= trackhub_opt_do_ssl_global_init()
             info.ssl_cert_filepath = UnsafePointer(certPath)
@@ -153,7 +161,7 @@ final class LWSServerHost: @unchecked Sendable {
         }
         guard let context = lws_create_context(&info) else {
             throw ServerHostError.contextCreationFailed(
-                "could not listen on \(options.host):\(options.port) (address in use, or the event-loop plugin or TLS files are missing)")
+                "could not listen on \(ListenAddress(host: options.host, port: options.port).authority) (the port is in use, the address is not one of this machine's, or the event-loop plugin or TLS files are missing)")
         }
         self.context = context
         if let vhost = lws_get_vhost_by_name(context, "default") {

@@ -1,0 +1,94 @@
+import Foundation
+
+/// `--listen HOST:PORT` made into what libwebsockets can bind (PROTOCOL 14): HOST an IPv4
+/// address, an IPv6 address in brackets (`[::1]`), or a name resolved once at start
+/// (`localhost`). lws takes `iface` as an interface name or a numeric address; a name such
+/// as `localhost` it would look up as an interface, not find, and listen on nothing.
+public struct ListenAddress: Sendable, Equatable {
+    /// The numeric address to bind (`127.0.0.1`, `::1`, `0.0.0.0`, `::`).
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// `HOST:PORT` with the host in brackets when it is IPv6, for URLs and log lines.
+    public var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Splits `HOST:PORT` / `[V6]:PORT`; nil when it is not of that form.
+    public static func split(_ text: String) -> (host: String, port: Int)? {
+        let hostPart: Substring
+        let portPart: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            portPart = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else { return nil }
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard !portPart.isEmpty, portPart.allSatisfy(\.isASCII), portPart.allSatisfy(\.isNumber),
+              let port = Int(portPart), (0...65535).contains(port) else { return nil }
+        return (String(hostPart), port)
+    }
+
+    /// True for the addresses that mean "every interface" (no `iface` for lws).
+    static func isWildcard(_ host: String) -> Bool { host.isEmpty || host == "0.0.0.0" || host == "::" }
+
+    /// Resolves `host` to one numeric address: numeric addresses as they are, a name through
+    /// the resolver (IPv4 preferred, as `localhost` is 127.0.0.1 for every client). Throws a
+    /// one-line reason when it does not resolve.
+    public static func resolve(host: String, port: Int) throws -> ListenAddress {
+        if isWildcard(host) { return ListenAddress(host: host.isEmpty ? "0.0.0.0" : host, port: port) }
+        if let numeric = numericForm(host) { return ListenAddress(host: numeric, port: port) }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        guard status == 0, let list else {
+            throw ListenError("--listen: \(host) does not resolve (\(String(cString: gai_strerror(status))))")
+        }
+        defer { freeaddrinfo(list) }
+        var found: [String] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr, let text = numericHost(address, length: current.pointee.ai_addrlen) {
+                found.append(text)
+            }
+            entry = current.pointee.ai_next
+        }
+        guard let chosen = found.first(where: { !$0.contains(":") }) ?? found.first else {
+            throw ListenError("--listen: \(host) has no address")
+        }
+        return ListenAddress(host: chosen, port: port)
+    }
+
+    /// `host` as a canonical numeric address, or nil when it is not one.
+    static func numericForm(_ host: String) -> String? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return host }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(AF_INET6, &v6, &buffer, socklen_t(buffer.count)) != nil else { return host }
+            return String(cString: buffer)
+        }
+        return nil
+    }
+
+    private static func numericHost(_ address: UnsafeMutablePointer<sockaddr>, length: socklen_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+        return String(cString: buffer)
+    }
+}
+
+/// A `--listen` value that cannot be used.
+public struct ListenError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
