@@ -215,7 +215,7 @@ class HubProcess:
     def http(self, method, path, body=None, raw=None, headers=None, timeout=10):
         """One HTTP request. `body` is JSON-encoded; `raw` is sent as is (bytes).
         Returns (status, parsed JSON or None, raw bytes)."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        conn = http.client.HTTPConnection(self.host.strip("[]"), self.port, timeout=timeout)
         try:
             hdrs = dict(headers or {})
             data = raw

@@ -12,8 +12,11 @@ enum ServeCommand {
     Runs the hub: WebSocket (/v1/ws), HTTP API (/v1/...), /healthz, /metrics and the web client,
     all on one port. Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
 
-      --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one)
-      --data DIR                data directory (default ./trackhub-data; created if missing)
+      --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one):
+                                an IPv4 address, [IPv6] in brackets, or a name resolved at start
+                                (localhost); one that cannot be bound exits 2
+      --data DIR                data directory (default ./trackhub-data; created 0750 if missing;
+                                one hub per directory: a second serve on it exits 2)
       --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only)
       --tick-hz N               frames per second per moving trip, 1–60 (default 10)
       --fleet-hz N              fleet cluster updates per second, 0.1–10 (default 1)
