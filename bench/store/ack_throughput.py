@@ -64,7 +64,7 @@ async def courier(host, port, trip, window, base_ts, t_start, t_end, out):
         # from a week ago, leaves room for 60 million fixes per courier before `ts` would pass
         # the hub's clock (it used to advance 1 s per fix and ran past section 3's 5-minute
         # skew after ~605 000 fixes). 0.55 m per 10 ms is 55 m/s, under max_speed_mps.
-        lat = 48.0 + seq * 0.000005
+        lat = 48.0 + (seq % 1_000_000) * 0.000005  # stays a valid latitude however long the run
         payload = prefix + b'%d,"ts":%d,"lat":%.7f,"lon":11.0,"duration_ms":0}' % (seq, base_ts + seq * 10, lat)
         seq += 1
         sent.append(time.perf_counter())
