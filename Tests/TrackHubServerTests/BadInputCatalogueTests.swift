@@ -346,7 +346,7 @@ enum RawWire {
             ("GET", "/v1/trips/a%20b", nil, 400, "id"),
             ("GET", "/v1/trips/T1/elsewhere", nil, 404, nil),
             ("GET", "/v1/nothing", nil, 404, nil),
-            ("DELETE", "/v1/trips", nil, 404, nil),
+            ("DELETE", "/v1/trips", nil, 405, "DELETE"),  // PROTOCOL 14: a known path, a method it does not take
         ]
         for (method, path, body, status, field) in cases {
             let (got, data) = try hub.http(method, path, body: body, headers: body == nil ? [:] : ["Content-Type": "application/json"])

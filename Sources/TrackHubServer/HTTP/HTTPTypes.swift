@@ -1,6 +1,6 @@
 /// An HTTP method the hub answers.
 public enum HTTPMethod: String, Sendable {
-    case get = "GET", post = "POST", put = "PUT", delete = "DELETE", head = "HEAD", options = "OPTIONS", other = "OTHER"
+    case get = "GET", post = "POST", put = "PUT", delete = "DELETE", head = "HEAD", options = "OPTIONS", patch = "PATCH", other = "OTHER"
 }
 
 /// One HTTP request as the hub sees it: already parsed, no C in sight.

@@ -162,56 +162,49 @@ extension Hub {
 
     // MARK: - HTTP
 
-    /// Every `/v1` request on a secured hub needs `Authorization: Bearer <token>` (401), and
-    /// the scope and trip its route needs (403). A request that is also malformed gets its
-    /// `bad_request` or `too_large` instead of `forbidden` (PROTOCOL 4); 404 and 409 come after.
-    /// Returns the grants (for filtering the trip list).
-    func authorizeHTTP(_ request: HTTPRequest, now: Int64) throws(ProtocolError) -> Grants {
+    /// Every `/v1` request on a secured hub needs `Authorization: Bearer <token>` (401),
+    /// except those of routes open to anyone (`APIRoute.Access.anyone`) and preflights.
+    /// Returns the grants (everything on an open hub).
+    func authenticateHTTPIfSecured(_ request: HTTPRequest, now: Int64) throws(ProtocolError) -> Grants {
         guard isSecured else { return .everything }
-        let grants = try authenticateHTTP(request, now: now)
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)
-        guard var query = try? QueryString.parse("") else { return grants }
-        query.items = request.query
-        switch (request.method, parts.count, parts.first) {
-        case (.get, 1, "trips"):
-            return grants
-        case (.post, 1, "trips"):
-            if grants.allowsAdministering { return grants }
+        return try authenticateHTTP(request, now: now)
+    }
+
+    /// The scope and trip a route needs (403, PROTOCOL 2). A request that is also malformed
+    /// gets its `bad_request` or `too_large` instead of `forbidden` (PROTOCOL 4); 404 and 409
+    /// come after, from the route itself.
+    func authorizeHTTP(_ route: APIRoute, _ request: HTTPRequest, query: QueryString, grants: Grants, now: Int64) throws(ProtocolError) {
+        guard isSecured else { return }
+        let allowed: Bool
+        switch route.kind.access {
+        case .anyone, .anyToken: allowed = true
+        case .viewTrip: allowed = grants.allowsViewing(route.tripID ?? "")
+        case .driveTrip: allowed = grants.allowsDriving(route.tripID ?? "")
+        case .fleet: allowed = grants.allowsFleet
+        case .admin: allowed = grants.allowsAdministering
+        }
+        if allowed { return }
+        // The checks the request alone allows, so that their errors come first.
+        switch route {
+        case .createTrip:
             let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
             _ = try makeRoute(body.route)
             throw .forbidden("POST /v1/trips: token has no admin scope")
-        case (.get, 2, "fleet") where parts[1] == "clusters":
-            if grants.allowsFleet { return grants }
+        case .fleetClusters:
             _ = try ClustersQuery.parse(query)
             throw .forbidden("GET /v1/fleet/clusters: token has no fleet scope")
-        case (_, _, "trips") where parts.count >= 2:
-            let trip = parts[1]
-            guard TripID.isValid(trip) else { return grants }  // bad_request from the router
-            let rest = Array(parts.dropFirst(2))
-            switch (request.method, rest.first, rest.count) {
-            case (.get, nil, 0):
-                if grants.allowsViewing(trip) { return grants }
-            case (.get, "trail", 1):
-                if grants.allowsViewing(trip) { return grants }
-                _ = try TrailQuery.parse(query)
-            case (.delete, nil, 0):
-                if grants.allowsAdministering { return grants }
-            case (.put, "route", 1):
-                if grants.allowsAdministering { return grants }
-                let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
-                _ = try makeRoute(body.route)
-            case (.post, "fixes", 1):
-                if grants.allowsDriving(trip) { return grants }
-                _ = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
-            case (.post, "proceed", 1):
-                if grants.allowsDriving(trip) { return grants }
-            default:
-                return grants  // no such route: 404 from the router
-            }
-            throw .forbidden("\(request.method.rawValue) \(request.path): token does not allow trip \(trip) (scope or trips)")
-        default:
-            return grants
+        case .trail:
+            _ = try TrailQuery.parse(query)
+            _ = try TrailFormat.parse(query)
+        case .putRoute:
+            let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
+            _ = try makeRoute(body.route)
+        case .postFixes:
+            _ = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
+        case .listTrips, .getTrip, .endTrip, .proceed, .openAPI:
+            break
         }
+        throw .forbidden("\(request.method.rawValue) \(request.path): token does not allow trip \(route.tripID ?? "") (scope or trips)")
     }
 
     /// The token of an HTTP request: `Authorization: Bearer <token>`.
@@ -235,6 +228,10 @@ extension Hub {
     /// unauthenticated client cannot make the hub read, hold or parse a body; 401 also beats 413).
     func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError? {
         guard isSecured, request.path.hasPrefix("/v1/") else { return nil }
+        switch APIRoute.match(method: request.method, path: request.path) {
+        case .preflight, .route(.openAPI): return nil  // no token needed (PROTOCOL 2)
+        default: break
+        }
         do {
             _ = try authenticateHTTP(request, now: wallClockMillis())
             return nil

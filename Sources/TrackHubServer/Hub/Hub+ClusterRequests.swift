@@ -24,16 +24,16 @@ extension Hub {
         }
     }
 
-    func routeTripCommandToLog(_ request: HTTPRequest, id: String, rest: [String], now: Int64) throws(ProtocolError) {
+    func routeTripCommandToLog(_ route: APIRoute, _ request: HTTPRequest, now: Int64) throws(ProtocolError) {
         let reply = Reply.http(request.connection)
-        switch (request.method, rest.first) {
-        case (.delete, nil):
+        switch route {
+        case .endTrip(let id):
             appendToLog(ClusterCommand(kind: .end, trip: id), reply: reply, now: now)
-        case (.put, "route") where rest.count == 1:
+        case .putRoute(let id):
             let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
             guard try makeRoute(body.route) != nil else { throw .badRequest("route is required") }
             appendToLog(ClusterCommand(kind: .route, trip: id, body: String(decoding: request.body, as: UTF8.self)), reply: reply, now: now)
-        case (.post, "fixes") where rest.count == 1:
+        case .postFixes(let id):
             let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
             metrics.fixesIn += body.fixes.count
             if body.fixes.isEmpty {
@@ -41,9 +41,9 @@ extension Hub {
             } else {
                 appendToLog(ClusterCommand(kind: .fixes, trip: id, fixes: body.fixes), reply: reply, now: now)
             }
-        case (.post, "proceed") where rest.count == 1:
+        case .proceed(let id):
             appendToLog(ClusterCommand(kind: .proceed, trip: id), reply: reply, now: now)
-        default:
+        case .listTrips, .createTrip, .getTrip, .trail, .fleetClusters, .openAPI:
             throw .notFound("no route for \(request.method.rawValue) \(request.path)")
         }
     }

@@ -57,7 +57,7 @@ extension Hub {
                 nextSlot += 1
                 trips[id] = entry
                 let answerTime = wallClockMillis()
-                respond(connection, status: 201, json: ServerMessages.tripBody(.init(id: id, entry: entry, trail: [], now: answerTime)))
+                respondCreated(connection, id: id, json: ServerMessages.tripBody(.init(id: id, entry: entry, trail: [], now: answerTime)))
                 // Viewers who subscribed before the trip existed: the event, then the state.
                 sendEvents([(created.n, payload)], trip: id)
                 sendSnapshotToSubscribers(trip: id, now: answerTime)

@@ -63,53 +63,85 @@ extension Hub {
         respond(request.connection, status: status == "ok" ? 200 : 503, json: w.finish())
     }
 
-    /// `/v1/...` routes. Throws the error to answer with.
+    /// `/v1/...` routes, matched once against the route table (`APIRoute`). Throws the error
+    /// to answer with. Order (PROTOCOL 4 and 14): a preflight and the API description need no
+    /// token; then 401; then 404 / 405 / a bad trip id (400); then the route's scope (403,
+    /// after the request's own 400 / 413); then the route itself (404, 409).
     private func routeAPI(_ request: HTTPRequest, now: Int64) throws(ProtocolError) {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)
+        let match = APIRoute.match(method: request.method, path: request.path)
+        switch match {
+        case .preflight(let allowed):
+            return respond(request.connection, CORS.preflight(allowed: allowed))
+        case .route(.openAPI):
+            return respond(request.connection, HTTPResponse(
+                status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: serverName)))
+        case .notFound where request.method == .options:
+            throw .notFound("no route for OPTIONS \(request.path)")
+        default:
+            break
+        }
+        let grants = try authenticateHTTPIfSecured(request, now: now)  // PROTOCOL 2: 401
+        let route: APIRoute
+        switch match {
+        case .route(let matched):
+            route = matched
+        case .methodNotAllowed(let allowed):
+            let allow = APIRoute.allowHeader(allowed)
+            let error = ProtocolError(.notFound, "method \(request.method.rawValue) is not allowed on \(request.path); Allow: \(allow)")
+            metrics.errorsOut[error.code.rawValue, default: 0] += 1
+            return respond(request.connection, HTTPResponse(
+                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: ServerReplies.httpError(error)))
+        case .badTripID(let id):
+            throw .badRequest("id: trip id \(id) is not a valid id")
+        case .notFound, .preflight:
+            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
+        }
         guard var query = try? QueryString.parse("") else { throw .badRequest("query string") }
         query.items = request.query
+        try authorizeHTTP(route, request, query: query, grants: grants, now: now)  // PROTOCOL 2: 403
+        try dispatch(route, request, query: query, grants: grants, now: now)
+    }
+
+    private func dispatch(_ route: APIRoute, _ request: HTTPRequest, query: QueryString, grants: Grants, now: Int64) throws(ProtocolError) {
         let connection = request.connection
-        let grants = try authorizeHTTP(request, now: now)  // PROTOCOL 2: 401 / 403
-        switch (request.method, parts.count, parts.first) {
-        case (.get, 1, "trips"):
-            listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
-        case (.post, 1, "trips"):
+        switch route {
+        case .listTrips:
+            return listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
+        case .createTrip:
             let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
             try checkTripCapacity()
             if cluster != nil {
                 return try appendCreate(body, rawBody: request.body, now: now, reply: connection)
             }
-            createTrip(NewTrip(
+            return createTrip(NewTrip(
                 id: body.id, route: try makeRoute(body.route), waypoints: body.waypoints, destination: body.destination,
                 config: body.config, riderJSON: body.rider.map { riderBytes($0) }), now: now, reply: connection)
-        case (.get, 2, "fleet") where parts[1] == "clusters":
-            try fleetClustersHTTP(connection, try ClustersQuery.parse(query), now: now)
-        case (_, _, "trips") where parts.count >= 2:
-            let id = parts[1]
-            guard TripID.isValid(id) else { throw .badRequest("trip id \(id) is not a valid id") }
-            try routeTrip(request, id: id, rest: Array(parts.dropFirst(2)), query: query, now: now)
-        default:
-            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
+        case .fleetClusters:
+            return try fleetClustersHTTP(connection, try ClustersQuery.parse(query), now: now)
+        case .openAPI:
+            return  // answered before the token check
+        case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id):
+            if cluster != nil, request.method != .get {
+                // Cluster mode: whether the trip exists is decided in log order (Hub+ClusterApply).
+                return try routeTripCommandToLog(route, request, now: now)
+            }
+            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
+            try dispatchTrip(route, id: id, request, query: query, now: now)
         }
     }
 
-    private func routeTrip(_ request: HTTPRequest, id: String, rest: [String], query: QueryString, now: Int64) throws(ProtocolError) {
+    private func dispatchTrip(_ route: APIRoute, id: String, _ request: HTTPRequest, query: QueryString, now: Int64) throws(ProtocolError) {
         let connection = request.connection
-        if cluster != nil, request.method != .get {
-            // Cluster mode: whether the trip exists is decided in log order (Hub+ClusterApply).
-            return try routeTripCommandToLog(request, id: id, rest: rest, now: now)
-        }
-        guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-        switch (request.method, rest.first) {
-        case (.get, nil):
+        switch route {
+        case .getTrip:
             respondTrip(connection, id: id, status: 200)
-        case (.delete, nil):
+        case .endTrip:
             endTrip(id, now: now, reply: connection)
-        case (.put, "route") where rest.count == 1:
+        case .putRoute:
             let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
             guard let route = try makeRoute(body.route) else { throw .badRequest("route is required") }
             reroute(trip: id, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: connection)
-        case (.post, "fixes") where rest.count == 1:
+        case .postFixes:
             let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
             metrics.fixesIn += body.fixes.count
             if body.fixes.isEmpty {
@@ -117,20 +149,21 @@ extension Hub {
             } else {
                 submitFixes(trip: id, fixes: body.fixes, now: now, reply: .http(connection))
             }
-        case (.post, "proceed") where rest.count == 1:
+        case .proceed:
             proceed(trip: id, now: now, reply: .http(connection))
-        case (.get, "trail") where rest.count == 1:
+        case .trail:
             let trail = try TrailQuery.parse(query)
+            let format = try TrailFormat.parse(query)
             if cluster != nil {
                 // Cluster mode acks a fix once Redis has it, before this node's own copy of the
                 // trail is written: read it after every write queued so far (an empty batch
                 // completes after them), so an acked fix is always in the trail.
-                persist([]) { [self] _ in respondTrail(connection, id: id, trail) }
+                persist([]) { [self] _ in respondTrail(connection, id: id, trail, format: format) }
             } else {
-                respondTrail(connection, id: id, trail)
+                respondTrail(connection, id: id, trail, format: format)
             }
-        default:
-            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
+        case .listTrips, .createTrip, .fleetClusters, .openAPI:
+            break
         }
     }
 
@@ -202,23 +235,32 @@ extension Hub {
 
     func respondTrip(_ connection: ConnectionID, id: String, status: Int) {
         let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
-        respond(connection, status: status, json: ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis())))
+        let body = ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
+        if status == 201 { return respondCreated(connection, id: id, json: body) }
+        respond(connection, status: status, json: body)
     }
 
-    /// The trail (PROTOCOL 5), streamed page by page when it is longer than one page
-    /// (`TrailStream`); a trail that fits in one page goes out whole, with its length.
-    private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery) {
-        let stream: TrailStream
+    /// The trail (PROTOCOL 5 and 14): GeoJSON, GPX or CSV, streamed page by page when it is
+    /// longer than one page; a trail that fits in one page goes out whole, with its length.
+    private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery, format: TrailFormat) {
+        let body: TrailBody
         let first: [UInt8]
         do {
-            stream = try TrailStream(store: store, tripID: id, query: query)
-            first = stream.fitsInOnePage ? try stream.wholeBody() : try stream.nextChunk() ?? []
+            switch format {
+            case .geojson: body = .json(try TrailStream(store: store, tripID: id, query: query))
+            case .gpx, .csv: body = .rows(try TrailExportStream(store: store, tripID: id, query: query, format: format, server: serverName))
+            }
+            first = body.fitsInOnePage ? try body.wholeBody() : try body.nextChunk() ?? []
         } catch {
             respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
             return
         }
-        var response = HTTPResponse(status: 200, headers: [("cache-control", "no-store")], body: first)
-        if !stream.fitsInOnePage { response.next = { try stream.nextChunk() } }
+        var headers = [("cache-control", "no-store")]
+        if let name = format.attachmentName(trip: id) {
+            headers.append(("content-disposition", "attachment; filename=\"\(name)\""))
+        }
+        var response = HTTPResponse(status: 200, contentType: format.contentType, headers: headers, body: first)
+        if !body.fitsInOnePage { response.next = { try body.nextChunk() } }
         respond(connection, response)
     }
 
@@ -230,6 +272,16 @@ extension Hub {
 
     func respond(_ connection: ConnectionID, _ response: HTTPResponse) {
         host.respond(connection, response)
+    }
+
+    /// `201` with the trip and its `Location` (PROTOCOL 14).
+    func respondCreated(_ connection: ConnectionID, id: String, json: [UInt8]) {
+        respond(connection, HTTPResponse(status: 201, headers: [("cache-control", "no-store"), ("location", "/v1/trips/\(id)")], body: json))
+    }
+
+    /// Headers on every answer (the host's refusals included): CORS for an allowed origin.
+    func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
+        CORS.responseHeaders(origin: request.origin, host: request.host, policy: originPolicy)
     }
 
     func respondError(_ connection: ConnectionID, _ error: ProtocolError) {

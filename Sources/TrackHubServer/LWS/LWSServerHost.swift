@@ -21,6 +21,8 @@ protocol ServerHostDelegate: AnyObject {
     /// The host answered a request itself without running it (framing, body timeout, too
     /// many connections, body too large): for metrics and logs.
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason)
+    /// Headers every answer to this request carries, the host's own refusals included (CORS).
+    func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)]
     /// `wake()` was called from some thread (possibly several times: draining must be idempotent).
     func serviceWoke()
     /// The periodic timer fired.
@@ -272,6 +274,8 @@ final class LWSServerHost: @unchecked Sendable {
     /// Sends an HTTP response to a request delivered earlier (possibly much later, e.g. after a commit).
     func respond(_ id: ConnectionID, _ response: HTTPResponse) {
         guard let wsi = sockets[id], let exchange = http[id], exchange.response == nil else { return }
+        var response = response
+        response.headers += delegate?.responseHeaders(for: exchange.request) ?? []
         exchange.response = response
         lws_callback_on_writable(wsi)
     }
@@ -452,6 +456,7 @@ final class LWSServerHost: @unchecked Sendable {
         case Int32(LWSHUMETH_DELETE): method = .delete
         case Int32(LWSHUMETH_HEAD): method = .head
         case Int32(LWSHUMETH_OPTIONS): method = .options
+        case Int32(LWSHUMETH_PATCH): method = .patch
         default: method = .other
         }
         let path: String
@@ -560,7 +565,7 @@ final class LWSServerHost: @unchecked Sendable {
                 let end = base + raw.count - 1
                 let began = streamed
                     ? lws_add_http_header_status(wsi, UInt32(response.status), &cursor, end)
-                    : lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end)
+                    : lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType.isEmpty ? nil : response.contentType, lws_filepos_t(response.body.count), &cursor, end)
                 if began != 0 { return false }
                 for header in headers {
                     let name = header.name.lowercased() + ":"

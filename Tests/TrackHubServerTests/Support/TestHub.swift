@@ -55,6 +55,12 @@ enum HTTPTestClient {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     static func request(port: Int, method: String, path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, body: Data) {
+        let answer = try exchange(port: port, method: method, path: path, json: json, body: body, headers: headers)
+        return (answer.status, answer.body)
+    }
+
+    /// The same request, with the answer's headers (names lower-cased; a repeated header's values joined with ", ").
+    static func exchange(port: Int, method: String, path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
         var payload = body ?? Data()
         if let json { payload = try JSONSerialization.data(withJSONObject: json) }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -92,10 +98,22 @@ enum HTTPTestClient {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { break }
             response.append(contentsOf: buffer[0..<n])
-            if let parsed = parse(response) { return parsed }
+            if let parsed = parse(response) { return (parsed.status, headerFields(response), parsed.body) }
         }
         guard let parsed = parse(response, complete: true) else { throw Failure(description: "no HTTP response") }
-        return parsed
+        return (parsed.status, headerFields(response), parsed.body)
+    }
+
+    static func headerFields(_ data: Data) -> [String: String] {
+        guard let separator = data.range(of: Data("\r\n\r\n".utf8)) else { return [:] }
+        var fields: [String: String] = [:]
+        for line in String(decoding: data[..<separator.lowerBound], as: UTF8.self).components(separatedBy: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+        }
+        return fields
     }
 
     /// The status and body once `data` holds a whole response (`complete`: the peer has closed).

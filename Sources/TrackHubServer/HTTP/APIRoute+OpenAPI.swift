@@ -1,0 +1,106 @@
+import TrackHubProtocol
+
+/// What the OpenAPI document says of each row of the route table (PROTOCOL 5 and 14). Every
+/// `APIRoute.Kind` must answer here (the switches are exhaustive), so the document cannot
+/// lack a route the table has.
+extension APIRoute.Kind {
+    struct Query: Sendable {
+        var name: String
+        var schema: JSONValue
+        var required = false
+        var description: String
+    }
+
+    var summary: String {
+        switch self {
+        case .listTrips: return "List trips, ordered by id (bytewise)"
+        case .createTrip: return "Create a trip"
+        case .getTrip: return "The trip"
+        case .endTrip: return "End a trip (again on an ended trip: 200, no second event)"
+        case .putRoute: return "Give the trip a new route"
+        case .postFixes: return "A batch of fixes (a courier's offline backlog), answered once durable"
+        case .proceed: return "Let a holding trip leave its waypoint"
+        case .trail: return "Every fix stored for the trip, ordered by (ts, seq)"
+        case .fleetClusters: return "The fleet, clustered for a map viewport"
+        case .openAPI: return "This document"
+        }
+    }
+
+    var scopeNote: String {
+        switch access {
+        case .anyone: return "No token needed."
+        case .anyToken: return "Any valid token; the list holds only the token's trips unless admin or fleet."
+        case .viewTrip: return "Scope viewer or courier, with the trip in the token's trips (or admin)."
+        case .driveTrip: return "Scope courier, with the trip in the token's trips (or admin)."
+        case .fleet: return "Scope fleet (or admin)."
+        case .admin: return "Scope admin."
+        }
+    }
+
+    var queries: [Query] {
+        switch self {
+        case .listTrips:
+            return [
+                Query(name: "status", schema: OpenAPISchemas.string, description: "comma-separated statuses"),
+                Query(name: "limit", schema: ["type": "integer", "minimum": 1, "maximum": 1000, "default": 100], description: "page size"),
+                Query(name: "after", schema: OpenAPISchemas.string, description: "list ids after this one (the previous page's next)"),
+            ]
+        case .trail:
+            return [
+                Query(name: "from", schema: OpenAPISchemas.integer, description: "earliest ts, ms, inclusive"),
+                Query(name: "to", schema: OpenAPISchemas.integer, description: "latest ts, ms, inclusive"),
+                Query(name: "format", schema: OpenAPISchemas.strings(TrailFormat.allCases.map(\.rawValue)), description: "geojson (default), gpx (GPX 1.1) or csv"),
+            ]
+        case .fleetClusters:
+            return [
+                Query(name: "bbox", schema: OpenAPISchemas.string, description: "west,south,east,north; default the world"),
+                Query(name: "zoom", schema: ["type": "integer", "minimum": 0, "maximum": 22], required: true, description: "map zoom, floored"),
+            ]
+        case .createTrip, .getTrip, .endTrip, .putRoute, .postFixes, .proceed, .openAPI:
+            return []
+        }
+    }
+
+    /// The request body's schema name, if the route takes one.
+    var requestSchema: String? {
+        switch self {
+        case .createTrip: return "CreateTrip"
+        case .putRoute: return "Reroute"
+        case .postFixes: return "FixBatch"
+        case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI: return nil
+        }
+    }
+
+    /// The success status and its body: media type to schema name (nil: a schema given inline).
+    var success: (status: Int, content: [(type: String, schema: String?)]) {
+        switch self {
+        case .listTrips: return (200, [("application/json", "TripList")])
+        case .createTrip: return (201, [("application/json", "Trip")])
+        case .getTrip, .endTrip, .putRoute, .proceed: return (200, [("application/json", "Trip")])
+        case .postFixes: return (200, [("application/json", "Acks")])
+        case .trail:
+            return (200, [("application/geo+json", "Trail"), ("application/gpx+xml", nil), ("text/csv", nil)])
+        case .fleetClusters: return (200, [("application/json", "Clusters")])
+        case .openAPI: return (200, [("application/json", nil)])
+        }
+    }
+
+    /// The error statuses the route can answer (PROTOCOL 4, 5, 14).
+    var errors: [Int] {
+        var statuses: [Int] = []
+        if access != .anyone { statuses.append(401) }
+        switch self {
+        case .listTrips: statuses += [400]
+        case .createTrip: statuses += [400, 403, 409, 413, 503]
+        case .getTrip: statuses += [400, 403, 404]
+        case .endTrip: statuses += [400, 403, 404, 503]
+        case .putRoute: statuses += [400, 403, 404, 409, 413, 503]
+        case .postFixes: statuses += [400, 403, 404, 413, 503]
+        case .proceed: statuses += [400, 403, 404, 409, 503]
+        case .trail: statuses += [400, 403, 404, 503]
+        case .fleetClusters: statuses += [400, 403]
+        case .openAPI: break
+        }
+        return statuses
+    }
+}

@@ -1,0 +1,160 @@
+import TrackHubProtocol
+
+/// The `/v1` HTTP routes (PROTOCOL sections 5 and 14): the one table that dispatch,
+/// authorisation, CORS preflights, `Allow` and the OpenAPI document all read.
+enum APIRoute: Equatable, Sendable {
+    case listTrips
+    case createTrip
+    case getTrip(id: String)
+    case endTrip(id: String)
+    case putRoute(id: String)
+    case postFixes(id: String)
+    case proceed(id: String)
+    case trail(id: String)
+    case fleetClusters
+    case openAPI
+
+    /// A route without its path parameters: one row of the table.
+    enum Kind: String, CaseIterable, Sendable {
+        case listTrips, createTrip, getTrip, endTrip, putRoute, postFixes, proceed, trail, fleetClusters, openAPI
+
+        var method: HTTPMethod {
+            switch self {
+            case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI: return .get
+            case .createTrip, .postFixes, .proceed: return .post
+            case .endTrip: return .delete
+            case .putRoute: return .put
+            }
+        }
+
+        /// The path, `{id}` standing for a trip id.
+        var template: String {
+            switch self {
+            case .listTrips, .createTrip: return "/v1/trips"
+            case .getTrip, .endTrip: return "/v1/trips/{id}"
+            case .putRoute: return "/v1/trips/{id}/route"
+            case .postFixes: return "/v1/trips/{id}/fixes"
+            case .proceed: return "/v1/trips/{id}/proceed"
+            case .trail: return "/v1/trips/{id}/trail"
+            case .fleetClusters: return "/v1/fleet/clusters"
+            case .openAPI: return "/v1/openapi.json"
+            }
+        }
+
+        /// Who may call it (PROTOCOL 2).
+        var access: Access {
+            switch self {
+            case .listTrips: return .anyToken
+            case .createTrip, .endTrip, .putRoute: return .admin
+            case .getTrip, .trail: return .viewTrip
+            case .postFixes, .proceed: return .driveTrip
+            case .fleetClusters: return .fleet
+            case .openAPI: return .anyone
+            }
+        }
+
+        /// True when the route's template has `{id}`.
+        var hasTripID: Bool { template.contains("{id}") }
+
+        fileprivate var segments: [Substring] { template.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map { $0 } }
+
+        func route(id: String) -> APIRoute {
+            switch self {
+            case .listTrips: return .listTrips
+            case .createTrip: return .createTrip
+            case .getTrip: return .getTrip(id: id)
+            case .endTrip: return .endTrip(id: id)
+            case .putRoute: return .putRoute(id: id)
+            case .postFixes: return .postFixes(id: id)
+            case .proceed: return .proceed(id: id)
+            case .trail: return .trail(id: id)
+            case .fleetClusters: return .fleetClusters
+            case .openAPI: return .openAPI
+            }
+        }
+    }
+
+    /// What a route needs of the caller's token.
+    enum Access: Sendable {
+        /// No token (also on a secured hub).
+        case anyone
+        /// Any valid token.
+        case anyToken
+        /// `viewer` or `courier` with the trip in `trips`.
+        case viewTrip
+        /// `courier` with the trip in `trips`.
+        case driveTrip
+        /// `fleet`.
+        case fleet
+        /// `admin`.
+        case admin
+    }
+
+    /// The result of matching a method and a path against the table.
+    enum Match: Equatable, Sendable {
+        case route(APIRoute)
+        /// `OPTIONS` on a known path: the methods it takes.
+        case preflight(allowed: [HTTPMethod])
+        /// A known path with a method it does not take (405).
+        case methodNotAllowed(allowed: [HTTPMethod])
+        /// A known path whose trip id is not a valid id (400 naming `id`).
+        case badTripID(String)
+        /// No such path (404).
+        case notFound
+    }
+
+    var kind: Kind {
+        switch self {
+        case .listTrips: return .listTrips
+        case .createTrip: return .createTrip
+        case .getTrip: return .getTrip
+        case .endTrip: return .endTrip
+        case .putRoute: return .putRoute
+        case .postFixes: return .postFixes
+        case .proceed: return .proceed
+        case .trail: return .trail
+        case .fleetClusters: return .fleetClusters
+        case .openAPI: return .openAPI
+        }
+    }
+
+    /// The trip id of a `/v1/trips/{id}...` route.
+    var tripID: String? {
+        switch self {
+        case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id): return id
+        case .listTrips, .createTrip, .fleetClusters, .openAPI: return nil
+        }
+    }
+
+    /// Matches a decoded path (`/v1/...`, no query) and a method, once.
+    static func match(method: HTTPMethod, path: String) -> Match {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map { $0 }
+        var kinds: [Kind] = []
+        var id = ""
+        for kind in Kind.allCases {
+            let segments = kind.segments
+            guard segments.count == parts.count else { continue }
+            var matches = true
+            for (template, part) in zip(segments, parts) {
+                if template == "{id}" {
+                    id = String(part)
+                } else if template != part {
+                    matches = false
+                    break
+                }
+            }
+            if matches { kinds.append(kind) }
+        }
+        guard !kinds.isEmpty else { return .notFound }
+        let allowed = kinds.map(\.method)
+        if method == .options { return .preflight(allowed: allowed) }
+        guard let kind = kinds.first(where: { $0.method == method }) else { return .methodNotAllowed(allowed: allowed) }
+        if kind.hasTripID && !TripID.isValid(id) { return .badTripID(id) }
+        return .route(kind.route(id: id))
+    }
+
+    /// The `Allow` header's value for these methods (OPTIONS included: the hub answers it).
+    static func allowHeader(_ methods: [HTTPMethod]) -> String {
+        (methods + [.options]).map(\.rawValue).joined(separator: ", ")
+    }
+}

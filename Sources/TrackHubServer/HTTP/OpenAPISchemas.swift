@@ -1,0 +1,157 @@
+import TrackHubCore
+import TrackHubProtocol
+
+/// The JSON Schemas (2020-12, as OpenAPI 3.1 uses them) of the `/v1` bodies: PROTOCOL 4 and 5.
+/// Open objects (unknown fields allowed), as clients must ignore unknown fields.
+enum OpenAPISchemas {
+    static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+    static func nullable(_ type: String) -> JSONValue { ["type": [.string(type), "null"]] }
+    static func nullable(_ schema: JSONValue) -> JSONValue { ["oneOf": [schema, ["type": "null"]]] }
+    static func array(_ items: JSONValue, min: Int64? = nil, max: Int64? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [("type", "array"), ("items", items)]
+        if let min { members.append(("minItems", .number(JSONNumber(min)))) }
+        if let max { members.append(("maxItems", .number(JSONNumber(max)))) }
+        return .object(JSONObject(members))
+    }
+    static func object(_ properties: [(String, JSONValue)], required: [String]) -> JSONValue {
+        ["type": "object", "required": .array(required.map { .string($0) }), "properties": .object(JSONObject(properties))]
+    }
+    static func strings(_ values: [String]) -> JSONValue { ["type": "string", "enum": .array(values.map { .string($0) })] }
+
+    static let number: JSONValue = ["type": "number"]
+    static let integer: JSONValue = ["type": "integer"]
+    static let string: JSONValue = ["type": "string"]
+    static let boolean: JSONValue = ["type": "boolean"]
+    static let lonLat = array(number, min: 2, max: 2)
+    static let bbox = array(number, min: 4, max: 4)
+
+    static var all: JSONValue {
+        .object(JSONObject([
+            ("TripID", ["type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"]),
+            ("Point", object([("lat", ["type": "number", "minimum": -90, "maximum": 90]), ("lon", ["type": "number", "minimum": -180, "maximum": 180])], required: ["lat", "lon"])),
+            ("Line", ["description": "GeoJSON order: [lon, lat] pairs", "type": "array", "items": lonLat]),
+            ("Config", config),
+            ("Trip", trip),
+            ("TripList", object([("trips", array(ref("Trip"))), ("next", nullable("string"))], required: ["trips", "next"])),
+            ("Trail", trail),
+            ("Clusters", clusters),
+            ("Ack", object([("trip", string), ("seq", integer), ("applied", boolean), ("reason", strings(refusals))], required: ["trip", "applied"])),
+            ("Acks", object([("acks", array(ref("Ack")))], required: ["acks"])),
+            ("Error", error),
+            ("CreateTrip", createTrip),
+            ("Reroute", reroute),
+            ("Fix", fix),
+            ("FixBatch", object([("fixes", array(ref("Fix"), max: 10_000))], required: ["fixes"])),
+        ]))
+    }
+
+    static let statuses = ["unknown", "pending", "moving", "holding", "off_route", "arrived", "ended"]
+    static let refusals = ["duplicate", "out_of_order", "outlier", "holding", "arrived", "ended"]
+
+    static var config: JSONValue {
+        ["type": "object", "properties": [
+            "arrival_buffer_m": ["type": "number", "minimum": 1, "maximum": 1000, "default": 50],
+            "reroute_distance_m": ["type": "number", "minimum": 10, "maximum": 10000, "default": 100],
+            "wait_at_waypoints": ["type": "boolean", "default": true],
+            "max_speed_mps": ["type": "number", "minimum": 1, "maximum": 1000, "default": 70],
+            "mode": ["type": "string", "enum": ["car", "bicycle", "foot"], "default": "car"],
+            "auto_reroute": ["type": "boolean"],
+        ]]
+    }
+
+    /// "The trip": a snapshot's fields (PROTOCOL 4, 5); `route` and `trail` are left out of a list's items.
+    static var trip: JSONValue {
+        object([
+            ("trip", string),
+            ("status", strings(statuses)),
+            ("rider", ["description": "as given at creation", "type": ["object", "null"]]),
+            ("config", nullable(ref("Config"))),
+            ("route", nullable(ref("Line"))),
+            ("waypoints", array(object([
+                ("index", integer), ("lat", number), ("lon", number), ("visited", boolean),
+            ], required: ["index", "lat", "lon", "visited"]))),
+            ("destination", nullable(ref("Point"))),
+            ("position", nullable(ref("Point"))),
+            ("bearing", ["type": ["number", "null"], "minimum": 0, "exclusiveMaximum": 360]),
+            ("progress", ["type": ["number", "null"], "minimum": 0, "maximum": 1]),
+            ("done_m", nullable("number")),
+            ("remaining_m", nullable("number")),
+            ("eta_s", nullable("integer")),
+            ("leg", ["type": "integer", "minimum": 0]),
+            ("trail", ["description": "the last 100 fixes as [lon, lat, ts]", "type": "array", "items": array(number, min: 3, max: 3)]),
+            ("last_event", ["type": "integer", "minimum": 0]),
+        ], required: ["trip", "status", "rider", "config", "waypoints", "destination", "position", "bearing", "progress",
+                      "done_m", "remaining_m", "eta_s", "leg", "last_event"])
+    }
+
+    /// A GeoJSON Feature (RFC 7946) of the trail; the arrays of `properties` line up with the coordinates.
+    static var trail: JSONValue {
+        object([
+            ("type", ["const": "Feature"]),
+            ("geometry", nullable(object([("type", ["const": "LineString"]), ("coordinates", array(lonLat, min: 2))], required: ["type", "coordinates"]))),
+            ("properties", object([
+                ("trip", string),
+                ("ts", array(integer)),
+                ("seq", array(nullable("integer"))),
+                ("reason", array(["type": ["string", "null"], "enum": .array(refusals.map { .string($0) } + [.null])])),
+            ], required: ["trip", "ts", "seq", "reason"])),
+        ], required: ["type", "geometry", "properties"])
+    }
+
+    static var clusters: JSONValue {
+        object([
+            ("t", integer),
+            ("zoom", ["type": "integer", "minimum": 0, "maximum": 22]),
+            ("bbox", bbox),
+            ("total", ["type": "integer", "minimum": 0]),
+            ("truncated", boolean),
+            ("items", array(object([
+                ("id", string), ("lat", number), ("lon", number), ("count", ["type": "integer", "minimum": 1]),
+                ("trip", string), ("status", string), ("bearing", number), ("bounds", bbox), ("expansion_zoom", integer),
+            ], required: ["id", "lat", "lon", "count"]))),
+        ], required: ["t", "zoom", "bbox", "total", "truncated", "items"])
+    }
+
+    static var error: JSONValue {
+        object([
+            ("error", object([
+                ("code", strings(ErrorCode.allCases.map(\.rawValue))),
+                ("message", ["type": "string", "description": "plain words, naming the offending field"]),
+            ], required: ["code", "message"])),
+        ], required: ["error"])
+    }
+
+    static var createTrip: JSONValue {
+        ["type": "object", "properties": [
+            "id": ref("TripID"),
+            "route": ref("Line"),
+            "route_polyline": ["type": "string", "description": "Google encoded polyline, precision 5"],
+            "waypoints": array(ref("Point"), max: 1000),
+            "destination": ref("Point"),
+            "rider": ["type": "object", "properties": ["id": [:], "name": [:]]],
+            "config": ref("Config"),
+        ]]
+    }
+
+    static var reroute: JSONValue {
+        ["type": "object", "description": "route or route_polyline is required", "properties": [
+            "route": ref("Line"),
+            "route_polyline": string,
+            "waypoints": array(ref("Point")),
+            "destination": ref("Point"),
+        ]]
+    }
+
+    static var fix: JSONValue {
+        object([
+            ("lat", ["type": "number", "minimum": -90, "maximum": 90]),
+            ("lon", ["type": "number", "minimum": -180, "maximum": 180]),
+            ("ts", ["type": "integer", "minimum": 946_684_800_000]),
+            ("seq", ["type": "integer", "minimum": 0, "maximum": 9_007_199_254_740_991]),
+            ("duration_ms", number),
+            ("speed_mps", ["type": "number", "minimum": 0]),
+            ("heading", number),
+            ("accuracy_m", ["type": "number", "minimum": 0]),
+        ], required: ["lat", "lon", "ts"])
+    }
+}
