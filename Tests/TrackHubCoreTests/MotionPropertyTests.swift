@@ -117,6 +117,22 @@ import Testing
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0 <= $1 + 1e-9 }, "seed \(seed)")
     }
 
+    /// The scenarios do reach the rule: some gaps end in jumps, some in slides the limit slowed.
+    @Test func scenariosContainJumpsAndSlowedSlides() {
+        var jumps = 0, slowed = 0
+        for seed in 1...60 as ClosedRange<UInt64> {
+            let r = Self.run(seed: seed)
+            jumps += r.segments.filter(\.jump).count
+            for (i, s) in r.segments.enumerated() where i > 0 && !s.jump && s.durationMs > 0 {
+                let length = zip(s.path, s.path.dropFirst()).map { Geodesy.distanceM($0, $1) }.reduce(0, +)
+                let limit = r.limit(over: s.t0 - 1, s.t0)
+                // Within a millisecond of the limit's own time: the limit set this duration.
+                if limit.isFinite, Double(s.durationMs) - 1 <= length / limit * 1000, length > 1 { slowed += 1 }
+            }
+        }
+        #expect(jumps > 0 && slowed > 0, "jumps \(jumps), slowed \(slowed)")
+    }
+
     /// A courier's whole backlog at once (every fix in one millisecond of hub time), past
     /// waypoints that do not wait: the marker carries on to the last fix and arrives.
     @Test(arguments: 1...30 as ClosedRange<UInt64>)

@@ -27,7 +27,7 @@ private func fastestSlide(_ frames: [TripFrame]) -> Double {
         // 2 s without fixes, then one that asks to cover 60 m in 200 ms (300 m/s).
         d.send(Fixture.at(east: 260), at: d.now - Fixture.t0 + 2000, durationMs: 200)
         let limit = d.trip.catchUpLimitMps()
-        #expect(abs(limit - 30) < 0.5)  // 1.5 × 20 m/s, r = 1
+        #expect(abs(limit - 1.5 * (0.3 * 30 + 0.7 * 20)) < 1e-6)  // 1.5 × v after this fix, r = 1
         let segment = d.segments.last!
         #expect(!segment.jump)
         #expect(segment.durationMs == Int64((60 / limit * 1000).rounded(.up)))
@@ -62,11 +62,15 @@ private func fastestSlide(_ frames: [TripFrame]) -> Double {
         var d = Driver(Fixture.trip(route: Fixture.eastRoute(lengthM: 5000)))
         drive(&d, mps: 20, toM: 400)
         d.send(Fixture.at(east: 1700), at: d.now - Fixture.t0 + 65_000, durationMs: 0)
-        // A second fix within the same tick: the marker slides on from the jump's target.
-        d.send(Fixture.at(east: 1720), at: d.now - Fixture.t0 + 50)
+        #expect(d.segments.last?.jump == true)
+        // A second fix before any tick: the marker slides on from the jump's target.
+        let fix = Fixture.fix(Fixture.at(east: 1702), ts: d.now + 50, seq: 1000)
+        #expect(d.trip.judge(fix) == .applied)
+        #expect(d.trip.apply(fix, now: d.now).segment?.jump == false)
         let before = d.frames.count
         d.advance(by: 100)
-        #expect(d.frames[before].jump)
+        #expect(d.frames.count == before + 1)
+        #expect(d.frames.last?.jump == true)
     }
 
     @Test func spedUpReplayIsNotSlowed() {
@@ -88,7 +92,7 @@ private func fastestSlide(_ frames: [TripFrame]) -> Double {
         var trip = Fixture.trip(route: Fixture.eastRoute(lengthM: 3000))
         var last: TripSegment?
         for i in 0..<5 {
-            let fix = Fixture.fix(Fixture.at(east: Double(i) * 100), ts: Fixture.t0 + Int64(i) * 1000, seq: Int64(i))
+            let fix = Fixture.fix(Fixture.at(east: Double(i) * 50), ts: Fixture.t0 + Int64(i) * 1000, seq: Int64(i))
             #expect(trip.judge(fix) == .applied)
             last = trip.apply(fix, now: Fixture.t0 + 60_000).segment ?? last
         }
