@@ -549,6 +549,47 @@ class TestCluster(ClusterTestCase):
         p = docs["C"]["position"]
         self.assertLessEqual(distance_m(p["lat"], p["lon"], *east(800)), 1.0, p)
 
+    async def test_1b_jumps_and_arrival_alike_on_every_node(self):
+        """PROTOCOL 6.2 and 6.7 on the shared grid: every node jumps on the same frame and
+        takes the arrived marker to the destination on the same frames."""
+        leap, door = "c1b-leap", "c1b-door"
+        for trip in (leap, door):
+            self.hubs["A"].create_trip(id=trip, route=ROUTE)
+            await self.eventually(self.known_everywhere(trip), f"{trip} readable on every hub")
+        viewers = {}
+        for name in "ABC":
+            viewers[name] = {trip: (await self.subscribe(self.hubs[name], trip, tag=f"sub-{trip}-{name}"))[0] for trip in (leap, door)}
+        courier = await self.client(self.hubs["B"])
+
+        # speed_mps 0: the catch-up limit is 5 m/s, so 680 m asked for in 200 ms is a jump.
+        c = Courier(leap)
+        for i, (d, duration) in enumerate(((20, 1000), (700, 200))):
+            ack = await self.reply(courier, c.fix(*east(d), duration_ms=duration, speed_mps=0), f"leap{i}")
+            self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+        jumps = {name: await viewers[name][leap].wait_for(
+            lambda m: m.get("type") == "frame" and m.get("trip") == leap and m.get("jump") is True,
+            REPLY_DEADLINE_S, what=f"the jump frame on {name}") for name in "ABC"}
+        self.assertLessEqual(distance_m(jumps["C"]["lat"], jumps["C"]["lon"], *east(700)), 1.0, jumps["C"])
+        self.assertEqual(jumps["A"], jumps["C"])
+        self.assertEqual(jumps["B"], jumps["C"])
+
+        # 30 m short of the end: arrived there, then on to the destination.
+        c = Courier(door)
+        end_m = distance_m(LAT0, LON0, LAT0, LON1)
+        for i, d in enumerate((20, end_m - 30)):
+            ack = await self.reply(courier, c.fix(*east(d), duration_ms=1000), f"door{i}")
+            self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+        last = {name: await viewers[name][door].wait_for(
+            lambda m: m.get("type") == "frame" and m.get("trip") == door and m.get("progress") == 1,
+            REPLY_DEADLINE_S, what=f"the frame at the destination on {name}") for name in "ABC"}
+        self.assertLessEqual(distance_m(last["C"]["lat"], last["C"]["lon"], LAT0, LON1), 0.01, last["C"])
+        self.assertEqual((last["C"]["status"], last["C"]["remaining_m"], last["C"]["eta_s"]), ("arrived", 0, 0), last["C"])
+        self.assertEqual(last["A"], last["C"])
+        self.assertEqual(last["B"], last["C"])
+        arrived = {name: await self.wait_event(viewers[name][door], door, "arrived") for name in "ABC"}
+        self.assertEqual(arrived["A"], arrived["C"])
+        self.assertEqual(arrived["B"], arrived["C"])
+
     async def test_2_trip_created_on_b_shows_in_c_fleet(self):
         trip = "c2-fleet"
         lat, lon = 60.1710, 24.9440  # Helsinki: nothing else is in this cluster's fleet
@@ -604,7 +645,7 @@ class TestCluster(ClusterTestCase):
 
         await drive(*east(20), "d1")
         await drive(*east(120), "d2")
-        await drive(*east(250), "d3", target=(wp_lat, wp_lon))  # clamped at the waypoint
+        await drive(*east(250), "d3")  # past the waypoint: one that does not wait clamps nothing (6.6)
         await self.wait_event(view_b, trip, "waypoint_resumed")
 
         # B dies; its viewer's connection drops. What did it see?

@@ -33,7 +33,10 @@ export class SegmentAnimator {
     this.rest = position ? { point: [position.lon, position.lat], bearing } : null;
   }
 
-  /** Starts animating a `segment` message {path, t0, duration_ms, ...}. */
+  /**
+   * Starts animating a `segment` message {path, t0, duration_ms, ...}. A jump (`jump: true`,
+   * duration 0, one point) places the marker there at once: it never slides.
+   */
   push(msg) {
     const path = (msg.path || []).filter((p) => Array.isArray(p) && p.length >= 2);
     if (path.length === 0) return;

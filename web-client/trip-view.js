@@ -122,7 +122,8 @@ export function mountTripView(main, tripId) {
     etaEl.textContent = st.status === "pending" ? "—" : etaText(st.status, st.eta);
     etaEl.dataset.etaS = st.eta === null || st.eta === undefined ? "" : String(st.eta);
     if (typeof st.progress === "number") {
-      const pct = Math.round(Math.max(0, Math.min(1, st.progress)) * 100);
+      // An arrived trip is there: 100 %, even while the marker covers its last metres.
+      const pct = st.status === "arrived" ? 100 : Math.round(Math.max(0, Math.min(1, st.progress)) * 100);
       bar.setAttribute("aria-valuenow", String(pct));
       bar.setAttribute("aria-valuetext", `${pct}%`);
       barFill.style.width = `${pct}%`;
@@ -196,6 +197,15 @@ export function mountTripView(main, tripId) {
     riderEl.setAttribute("aria-label", riderName());
   }
 
+  function showJump() {
+    riderEl.dataset.jumps = String(Number(riderEl.dataset.jumps || 0) + 1);
+    const arrow = riderEl.firstElementChild;
+    if (!arrow || reducedMotion()) return;
+    arrow.classList.remove("jumped");
+    void arrow.offsetWidth; // restart the fade if one is still running
+    arrow.classList.add("jumped");
+  }
+
   function setRoute(route) {
     st.route = route && route.length >= 2 ? route : null;
     st.cum = st.route ? cumulative(st.route) : null;
@@ -265,6 +275,9 @@ export function mountTripView(main, tripId) {
     anim.push(seg);
     const first = seg.path && seg.path[0];
     if (first) ensureRider(first[1], first[0]);
+    // A jump (PROTOCOL 6.2: the hub would not slide the marker that far that fast) is drawn
+    // in place at once (a zero-length segment); a short fade-in says it jumped.
+    if (seg.jump && riderEl) showJump();
     st.status = seg.status || st.status;
     if (st.status !== "holding") st.holdingIndex = null;
     st.progress = seg.progress_to;

@@ -28,7 +28,9 @@ function holdingStop(trip) {
 }
 
 function row(trip) {
-  const pct = typeof trip.progress === "number" ? Math.round(Math.max(0, Math.min(1, trip.progress)) * 100) : null;
+  // An arrived trip is there: 100 %, even while its marker covers its last metres.
+  const pct = typeof trip.progress === "number"
+    ? (trip.status === "arrived" ? 100 : Math.round(Math.max(0, Math.min(1, trip.progress)) * 100)) : null;
   const riderName = trip.rider && (trip.rider.name || trip.rider.id);
   const stops = (trip.waypoints || []).length;
   const visited = (trip.waypoints || []).filter((w) => w.visited).length;

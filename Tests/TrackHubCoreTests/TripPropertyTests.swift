@@ -80,7 +80,8 @@ struct PropertyChecker {
             allowDecrease = to < from
             if to < from && from - to < 30 - 1e-9 { failures.append("small backward animation \(from) → \(to)") }
         case .straight(_, let to): expectEqual(end, to, "end of straight animation not at target")
-        case .straightToRoute(_, let toM): expectEqual(end, route.point(atDistance: toM), "end of way back not at target")
+        case .straightToRoute(_, let toM), .viaRoute(_, _, let toM):
+            expectEqual(end, route.point(atDistance: toM), "end of way back not at target")
         }
     }
 
@@ -110,7 +111,7 @@ struct PropertyChecker {
         switch a.path {
         case .alongRoute(let from, let to): return abs(to - from)
         case .straight(let from, let to): return Geodesy.distanceM(from, to)
-        case .straightToRoute(let from, let toM): return Geodesy.distanceM(from, route.point(atDistance: toM))
+        case .straightToRoute, .viaRoute: return Animator.length(a.path, route: route)
         }
     }
 }

@@ -89,9 +89,10 @@ import Testing
     @Test func durationIsRoundedAndClampedToSixtySeconds() {
         var d = Driver(Fixture.trip())
         d.send(Fixture.at(east: 0))
-        d.send(Fixture.at(east: 100), at: 10_000, durationMs: 1234.5)
+        // Short moves, so the catch-up limit (5 m/s at least) does not stretch them.
+        d.send(Fixture.at(east: 5), at: 10_000, durationMs: 1234.5)
         #expect(d.segments.last!.durationMs == 1235)
-        d.send(Fixture.at(east: 200), at: 20_000, durationMs: -50)
+        d.send(Fixture.at(east: 5), at: 20_000, durationMs: -50)
         #expect(d.segments.last!.durationMs == 0)
         d.send(Fixture.at(east: 300), at: 30_000, durationMs: 100_000)
         #expect(d.segments.last!.durationMs == 60_000)
@@ -125,9 +126,9 @@ import Testing
         d.advance(by: 5000)
         let afterFirst = d.frames.count
         #expect(afterFirst == 1)  // the placement
-        d.send(Fixture.at(east: 100), durationMs: 2000)
+        d.send(Fixture.at(east: 100), durationMs: 4000)  // 25 m/s: within the limit (1.5 × 20 m/s)
         d.advance(by: 5000)
-        #expect(d.frames.count == afterFirst + 20)
+        #expect(d.frames.count == afterFirst + 40)
         var trip = d.trip
         #expect(trip.tick(now: d.now + 100).frame == nil)
     }
@@ -325,7 +326,7 @@ import Testing
         var d = Driver(Fixture.trip(route: nil, waypoints: [Fixture.at(east: 300, north: 300)]))
         d.send(Fixture.at(east: 0))
         d.send(Fixture.at(east: 280, north: 290), at: 20_000)
-        d.advance(by: 10_000)
+        d.advance(by: 15_000)  // 403 m at the catch-up limit (1.5 × 20 m/s): 13.4 s
         #expect(d.trip.status == .holding)
     }
 }
@@ -466,7 +467,7 @@ import Testing
         _ = try d.trip.proceed(now: d.now)
         #expect(d.trip.status == .moving)
         d.send(Fixture.at(east: 1000), at: 40_000)
-        d.advance(by: 10_000)
+        d.advance(by: 25_000)  // 550 m, slowed to the catch-up limit
         #expect(d.trip.status == .arrived)
         #expect(d.trip.end(now: d.now).map(\.kind) == [.ended])
         #expect(d.trip.status == .ended)

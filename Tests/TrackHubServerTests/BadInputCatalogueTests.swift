@@ -287,15 +287,20 @@ enum RawWire {
         defer { clients.stop() }
         let watcher = try clients.connect(port: hub.port)
         _ = try watcher.request(["op": "subscribe", "trip": "D1", "mode": "segments"], id: 1)
-        let courier = try clients.connect(port: hub.port)
         let start = nowMillis() - 60_000
         let points: [(Double, Double)] = [(38.7158, -9.1420), (38.7165, -9.1400), (38.7172, -9.1380), (38.7180, -9.1360)]
         let durations: [Any] = [5, 1e12, -1e9, -0.4]
+        // One batch: its fixes arrive in one millisecond, so the catch-up limit (PROTOCOL 6.2)
+        // does not lengthen the zero durations and the clamped values show as they are.
+        let fixes = points.enumerated().map { index, p -> [String: Any] in
+            ["lat": p.0, "lon": p.1, "ts": start + Int64(index) * 10_000, "seq": index, "duration_ms": durations[index]]
+        }
+        let (status, body) = try hub.httpJSON("POST", "/v1/trips/D1/fixes", json: ["fixes": fixes])
+        #expect(status == 200)
+        let acks = body["acks"] as? [[String: Any]] ?? []
+        #expect(acks.count == 4 && acks.allSatisfy { $0["applied"] as? Bool == true }, "\(acks)")
         var seen: [Double] = []
-        for (index, (lat, lon)) in points.enumerated() {
-            let ack = try courier.request(["op": "fix", "trip": "D1", "lat": lat, "lon": lon, "ts": start + Int64(index) * 10_000, "seq": index,
-                                           "duration_ms": durations[index]], id: 10 + index)
-            #expect(ack["type"] as? String == "ack" && ack["applied"] as? Bool == true, "\(ack)")
+        for _ in points {
             let segment = try watcher.next(type: "segment")
             seen.append(segment["duration_ms"] as? Double ?? Double(segment["duration_ms"] as? Int ?? -1))
         }

@@ -161,12 +161,14 @@ class Courier:
             if reply.get("re") == rid:
                 return reply
 
-    def fix(self, trip, lon, lat, ts, seq=None, duration_ms=None):
+    def fix(self, trip, lon, lat, ts, seq=None, duration_ms=None, speed_mps=None):
         msg = {"op": "fix", "trip": trip, "lat": lat, "lon": lon, "ts": int(ts)}
         if seq is not None:
             msg["seq"] = seq
         if duration_ms is not None:
             msg["duration_ms"] = duration_ms
+        if speed_mps is not None:
+            msg["speed_mps"] = speed_mps
         return self.request(msg)
 
     def proceed(self, trip):

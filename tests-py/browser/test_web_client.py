@@ -286,6 +286,60 @@ class WebClientTest(unittest.TestCase):
         self.assertEqual(len(refused), 1)
         self.shot("arrived")
 
+    def test_jump_is_placed_without_sliding(self):
+        if self.hub.is_fake:
+            self.skipTest("the fake hub does not model the catch-up limit (PROTOCOL 6.2); run with TRACKHUB_BIN")
+        trip = unique("jump")
+        self.hub.create_trip(trip, route=ROUTE)
+        courier = self.courier()
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="connection open")
+        t0 = int(time.time() * 1000) - 15 * 60 * 1000
+        start = point_along(ROUTE, 100)
+        # speed_mps 0: the catch-up limit is its floor (5 m/s), so 1 100 m asked for in 200 ms
+        # would take 220 s: the hub jumps instead.
+        self.assertTrue(courier.fix(trip, start[0], start[1], t0, seq=1, speed_mps=0)["applied"])
+        self.wait(lambda: self.marker() is not None and dist_m(self.marker(), start) < 3, message="marker at the first fix")
+        # Every position the page draws from now on.
+        self.js("""const e = document.querySelector("[data-testid='rider-marker']");
+                   window.__drawn = [];
+                   new MutationObserver(() => window.__drawn.push([parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))]))
+                     .observe(e, { attributes: true, attributeFilter: ['data-lat', 'data-lon'] });""")
+        target = point_along(ROUTE, 1200)
+        ack = courier.fix(trip, target[0], target[1], t0 + 30_000, seq=2, duration_ms=200, speed_mps=0)
+        self.assertTrue(ack["applied"], ack)
+        self.wait(lambda: dist_m(self.marker(), target) < 3, timeout=5, message="marker at the jump's target")
+        self.assertEqual(self.attr("rider-marker", "data-jumps"), "1")
+        drawn = self.js("return window.__drawn")
+        between = [p for p in drawn if dist_m(p, start) > 3 and dist_m(p, target) > 3]
+        self.assertEqual(between, [], "the marker slid through intermediate positions")
+        self.shot("jumped")
+
+    def test_arrived_short_of_the_door_says_arrived_at_100(self):
+        trip = unique("door")
+        self.hub.create_trip(trip, route=ROUTE)
+        courier = self.courier()
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="connection open")
+        t0 = int(time.time() * 1000) - 15 * 60 * 1000
+        for seq, along in enumerate((ROUTE_LEN - 400, ROUTE_LEN - 200, ROUTE_LEN - 30), start=1):
+            p = point_along(ROUTE, along)
+            self.assertTrue(courier.fix(trip, p[0], p[1], t0 + seq * 20_000, seq=seq, duration_ms=800)["applied"])
+        # The last fix is 30 m short: within arrival_buffer_m, so the trip arrives there.
+        self.wait(lambda: self.attr("trip-status", "data-status") == "arrived", message="arrived")
+        self.wait(lambda: self.text("eta") == "Arrived", message="Arrived text")
+        self.wait(lambda: self.progress() == 100, message="progress 100 on the trip view")
+        if not self.hub.is_fake:
+            # PROTOCOL 6.7: the marker goes on to the destination.
+            self.wait(lambda: dist_m(self.marker(), ROUTE[-1]) < 1, message="marker at the destination")
+        self.shot("arrived")
+        self.open("/")
+        row = f"[data-testid='trip-row'][data-trip='{trip}']"
+        self.wait(lambda: self.js(f"return document.querySelector(`{row}`)?.getAttribute('data-status') ?? null") == "arrived",
+                  message="arrived in the list")
+        self.assertEqual(self.js(f"return document.querySelector(`{row} [role='progressbar']`).getAttribute('aria-valuenow')"), "100")
+        self.assertEqual(self.js(f"return document.querySelector(`{row} .trip-eta`).textContent.trim()"), "Arrived")
+
     def test_trips_list(self):
         a, b = unique("list-a"), unique("list-b")
         self.hub.create_trip(a, route=ROUTE, rider={"id": "r1", "name": "Bea"})

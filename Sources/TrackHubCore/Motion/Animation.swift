@@ -8,6 +8,10 @@ public struct Animation: Sendable, Codable, Equatable {
         case straight(from: GeoPoint, to: GeoPoint)
         /// Back on route: a straight line to the route point at along distance `toM` (metres).
         case straightToRoute(from: GeoPoint, toM: Double)
+        /// Still on the way back to the route when the next fix came (6.8): straight on to the
+        /// route point at `entryM` (the snapped point of the fix that came back), then along the
+        /// route to `toM` (metres). Linear in distance over the whole of it.
+        case viaRoute(from: GeoPoint, entryM: Double, toM: Double)
     }
 
     /// The path the marker follows.

@@ -55,10 +55,13 @@ extension Trip {
 
     /// Step 2, once that fix is stored, only for .applied: snapping, clamping, jitter, off/back on
     /// route, speed/ETA, the new animation starting at `now` from the marker's current sampled
-    /// position. Returns the events it caused (off_route, back_on_route) and the new segment (nil
-    /// if no animation starts, e.g. backward jitter). Does nothing on a holding, arrived or
-    /// ended trip.
-    public mutating func apply(_ fix: FixInput, now: Int64) -> (segment: TripSegment?, events: [TripEvent]) {
+    /// position, kept to the catch-up limit (a jump past it). Returns the events it caused
+    /// (off_route, back_on_route) and the new segment (nil if no animation starts, e.g. backward
+    /// jitter). Does nothing on a holding, arrived or ended trip.
+    ///
+    /// `receivedAt` is when the fix reached the hub (default `now`), for the clock ratio (6.2).
+    /// Every node of a cluster must pass the same value: the log entry's time.
+    public mutating func apply(_ fix: FixInput, now: Int64, receivedAt: Int64? = nil) -> (segment: TripSegment?, events: [TripEvent]) {
         guard holdingPosition == nil, arrivedAt == nil, endedAt == nil else { return (nil, []) }
         let p = fix.point
         let accuracy = fix.accuracyM.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 0
@@ -77,7 +80,10 @@ extension Trip {
             let nearest = route.nearestHit(p)
             let nearestOffset = nearest.distanceSquared.squareRoot()
             if nearestOffset <= threshold {
-                let reference = alongDistance(of: current)
+                // On the way back to the route, the marker is headed for the route point it
+                // will join: that is where it is along the route for snapping and jitter.
+                let entry = isOffRoute ? nil : wayBackEntryM(current)
+                let reference = entry ?? alongDistance(of: current)
                 let cands = route.candidates(near: p, toleranceM: max(accuracy, 10), nearest: nearest)
                 let chosen = Route.pickInOrder(cands, referenceAlongM: reference, jitterM: jitter) ?? route.match(nearest)
                 fixAlong = chosen.alongM
@@ -89,9 +95,15 @@ extension Trip {
                 }
                 if isFirst {
                     next = Animation(path: .alongRoute(fromM: target, toM: target), startT: now, durationMs: 0)
-                } else if let current, current.alongM == nil || wasOff {
-                    // Back on route (or still on the way back): straight to the snapped point.
+                } else if let current, wasOff || (current.alongM == nil && entry == nil) {
+                    // Back on route: straight to the snapped point.
                     next = Animation(path: .straightToRoute(from: current.position, toM: target), startT: now, durationMs: duration)
+                } else if let current, current.alongM == nil, let entry {
+                    // 6.8: still on the way back: on to the same snapped point, then along the
+                    // route (a straight line to each new fix would cut the route's corners).
+                    // A small step back from that point (6.4) stops there.
+                    let to = target < entry && entry - target < jitter ? entry : target
+                    next = Animation(path: .viaRoute(from: current.position, entryM: entry, toM: to), startT: now, durationMs: duration)
                 } else if target < reference && reference - target < jitter {
                     // 6.4: small step back: applied, no animation; a running one finishes.
                     next = nil
@@ -110,8 +122,13 @@ extension Trip {
             next = Animation(path: .straight(from: current?.position ?? p, to: p), startT: now, durationMs: duration)
         }
 
-        updateSpeed(fix: fix, alongM: fixAlong)
-        guard let next else { return (nil, events) }
+        let implied = updateSpeed(fix: fix, alongM: fixAlong)
+        recordFixTiming(ts: fix.ts, receivedAt: receivedAt ?? now)
+        guard var next else { return (nil, events) }
+        var isJump = false
+        if !isFirst {
+            (next, isJump) = keptToLimit(next, limitMps: catchUpLimitMps(impliedMps: implied))
+        }
         if isFirst {
             if let route, !isOffRoute, case .alongRoute(_, let to) = next.path {
                 restingBearing = route.bearing(atDistance: to)
@@ -125,32 +142,55 @@ extension Trip {
         animation = next
         framedThrough = .min
         needsCheck = true
-        return (segment(for: next, from: now), events)
+        if isJump { nextFrameIsJump = true }
+        var segment = segment(for: next, from: now)
+        segment.jump = isJump
+        return (segment, events)
     }
 
-    /// 6.6: a target beyond the next unvisited waypoint's projection is clamped to it, and beyond
-    /// the destination's to that.
+    /// The along-route distance of the route point the marker is heading for while it is on
+    /// its way back to the route (a straight line after back_on_route); nil otherwise.
+    func wayBackEntryM(_ current: MarkerSample?) -> Double? {
+        guard let current, current.alongM == nil, let a = animation else { return nil }
+        switch a.path {
+        case .straightToRoute(_, let toM): return toM
+        case .viaRoute(_, let entryM, _): return entryM
+        case .alongRoute, .straight: return nil
+        }
+    }
+
+    /// 6.6: with `wait_at_waypoints`, a target beyond the next unvisited waypoint's projection is
+    /// clamped to it (waypoints that do not wait clamp nothing); beyond the destination's, to that.
     func clampedTarget(_ along: Double) -> Double {
         var t = along
-        if visitedCount < waypoints.count, let w = waypoints[visitedCount].alongM { t = min(t, w) }
+        if config.waitAtWaypoints, visitedCount < waypoints.count, let w = waypoints[visitedCount].alongM { t = min(t, w) }
         if let d = destinationAlongM { t = min(t, d) }
         return t
     }
 
     /// 6.9: EWMA (weight 0.3 on the newest) of the speeds between consecutive applied fixes:
     /// along-route distance when both are on the route, straight-line otherwise, over the ts
-    /// difference.
-    mutating func updateSpeed(fix: FixInput, alongM: Double?) {
+    /// difference. A fix that reports `speed_mps` gives that as its sample instead: a device's
+    /// own speed (Doppler) is better than the difference of two noisy positions, and it is
+    /// there from the first fix on. Returns the speed implied by the positions (nil for the
+    /// first fix), which the catch-up limit uses while the estimate is unknown.
+    @discardableResult
+    mutating func updateSpeed(fix: FixInput, alongM: Double?) -> Double? {
         defer { speedReference = SpeedReference(ts: fix.ts, point: fix.point, alongM: alongM) }
-        guard let ref = speedReference, fix.ts > ref.ts else { return }
-        let metres: Double
-        if let a = alongM, let b = ref.alongM {
-            metres = abs(a - b)
-        } else {
-            metres = Geodesy.distanceM(ref.point, fix.point)
+        var implied: Double?
+        if let ref = speedReference, fix.ts > ref.ts {
+            let metres: Double
+            if let a = alongM, let b = ref.alongM {
+                metres = abs(a - b)
+            } else {
+                metres = Geodesy.distanceM(ref.point, fix.point)
+            }
+            let v = metres / (Double(fix.ts - ref.ts) / 1000)
+            if v.isFinite { implied = v }
         }
-        let v = metres / (Double(fix.ts - ref.ts) / 1000)
-        guard v.isFinite else { return }
+        let reported = fix.speedMps.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        guard let v = reported ?? implied else { return implied }
         speedMps = speedMps.map { Self.speedWeight * v + (1 - Self.speedWeight) * $0 } ?? v
+        return implied
     }
 }

@@ -44,9 +44,11 @@ extension Trip {
     }
 
     /// eta_s: remaining over the speed, rounded up; 0 once arrived; nil while the speed is
-    /// unknown or below 0.5 m/s.
+    /// unknown or below 0.5 m/s, and once the trip ended without arriving.
     func eta(remainingM: Double) -> Int? {
         if arrivedAt != nil { return 0 }
+        // An ended trip that never arrived is expected nowhere.
+        if endedAt != nil { return nil }
         guard let v = speedMps, v >= 0.5 else { return nil }
         let s = (remainingM / v).rounded(.up)
         return s < Double(Int32.max) ? Int(s) : nil
@@ -56,6 +58,14 @@ extension Trip {
     public func isAnimating(at now: Int64) -> Bool {
         guard endedAt == nil, let a = animation else { return false }
         return now < a.endT
+    }
+
+    /// The current (or last finished) animation from `now` on as a segment: its rest, or a
+    /// one-point segment at its target once finished. Nil before the first fix. The hub sends
+    /// it after `arrived`, so segment subscribers see the marker go on to the destination.
+    public func currentSegment(at now: Int64) -> TripSegment? {
+        guard endedAt == nil, let a = animation else { return nil }
+        return segment(for: a, from: now)
     }
 
     /// The rest of the running animation as a segment with t0 = now (nil when not animating).
@@ -82,7 +92,7 @@ extension Animation {
         switch path {
         case .alongRoute(let a, let b): return a == b
         case .straight(let a, let b): return a == b
-        case .straightToRoute: return false
+        case .straightToRoute, .viaRoute: return false
         }
     }
 }

@@ -1,9 +1,11 @@
 /// Ticks (PROTOCOL 6.3): frames while the marker moves, and the events the marker's position
 /// triggers (6.6 waypoints, 6.7 arrival).
 extension Trip {
-    /// Called on every tick: nil when the marker did not move since the last tick. The frame that
-    /// ends an animation is exactly at its target. Events a tick detects (waypoint_reached, then
-    /// without waiting waypoint_resumed, arrived) come after the frame that triggered them.
+    /// Called on every tick: nil when the marker did not move since the last tick (except the
+    /// one frame that shows the arrived trip at its destination). The frame that ends an
+    /// animation is exactly at its target; the first frame after a jump carries `jump`. Events a
+    /// tick detects (waypoint_reached, then without waiting waypoint_resumed, for each waypoint
+    /// passed, arrived) come after the frame that triggered them.
     ///
     /// Allocation-free unless it returns events: it samples the running animation once.
     public mutating func tick(now: Int64) -> (frame: TripFrame?, events: [TripEvent]) {
@@ -16,12 +18,15 @@ extension Trip {
         var frame: TripFrame?
         if running {
             framedThrough = t
-            if lastFramePosition != s.position {
+            if lastFramePosition != s.position || frameDue == true {
                 lastFramePosition = s.position
+                frameDue = nil
                 let n = numbers(for: s)
                 frame = TripFrame(
                     t: now, position: s.position, bearingDeg: s.bearingDeg, progress: n.progress,
-                    doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status)
+                    doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status,
+                    jump: nextFrameIsJump == true)
+                nextFrameIsJump = nil
             }
         }
         return (frame, checkWaypointsAndArrival(s, now: now))

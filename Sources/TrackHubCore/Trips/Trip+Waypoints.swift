@@ -1,11 +1,12 @@
 /// Reaching waypoints (6.6) and the destination (6.7).
 extension Trip {
-    /// Whether the marker is within arrival_buffer_m of a waypoint or the destination: by
-    /// along-route distance while on the route geometry, else straight-line.
+    /// Whether the marker has come within arrival_buffer_m of a waypoint or the destination, or
+    /// passed it: by along-route distance while on the route geometry (a marker that crossed
+    /// the whole buffer between two ticks has reached it too), else straight-line.
     @inline(__always)
     func isWithinBuffer(_ s: MarkerSample, alongM: Double?, point: GeoPoint) -> Bool {
         if !isOffRoute, let a = s.alongM, let target = alongM {
-            return abs(a - target) <= config.arrivalBufferM
+            return a >= target - config.arrivalBufferM
         }
         return Geodesy.distanceM(s.position, point) <= config.arrivalBufferM
     }
@@ -32,6 +33,7 @@ extension Trip {
         if let dest = destination, isWithinBuffer(s, alongM: destinationAlongM, point: dest) {
             arrivedAt = now
             events.append(makeEvent(.arrived, now: now, position: s.position))
+            goOnToDestination(from: s, now: now)
         }
         return events
     }

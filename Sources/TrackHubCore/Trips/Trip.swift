@@ -65,10 +65,26 @@ public struct Trip: Sendable, Codable {
     /// Waypoints and arrival must be checked on the next tick even if the marker does not move.
     var needsCheck: Bool
 
+    // Catch-up limit (6.2) and arrival (6.7). Optional so that states stored before these
+    // existed still decode (nil reads as empty / false).
+    /// Device and arrival times of the last applied fixes, oldest first, for the clock ratio.
+    var recentFixTimes: [FixTiming]?
+    /// A jump happened since the last frame: the next frame carries `jump`.
+    var nextFrameIsJump: Bool?
+    /// The next tick sends a frame even if the marker did not move (the arrived frame at the
+    /// destination).
+    var frameDue: Bool?
+
     /// The applied fix `judge` remembers: reported position and device time.
     struct AppliedFix: Sendable, Codable, Equatable {
         var ts: Int64
         var point: GeoPoint
+    }
+
+    /// One applied fix's device time (`ts`) and hub arrival time, ms since the epoch.
+    struct FixTiming: Sendable, Codable, Equatable {
+        var ts: Int64
+        var receivedAt: Int64
     }
 
     /// One applied fix as the speed estimate uses it: along-route distance when on the route.
@@ -120,6 +136,9 @@ public struct Trip: Sendable, Codable {
         self.lastFramePosition = nil
         self.framedThrough = .min
         self.needsCheck = false
+        self.recentFixTimes = nil
+        self.nextFrameIsJump = nil
+        self.frameDue = nil
     }
 
     /// The trip's status (PROTOCOL 6.10). `unknown` is never a Trip's: it is the hub's answer for

@@ -16,10 +16,12 @@ public struct TripFrame: Sendable, Equatable {
     /// 0-based leg: the number of visited waypoints.
     public var leg: Int
     public var status: TripStatus
+    /// True when the marker jumped here instead of sliding (6.2: past the catch-up limit).
+    public var jump: Bool
 
     public init(
         t: Int64, position: GeoPoint, bearingDeg: Double, progress: Double?, doneM: Double?,
-        remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus
+        remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus, jump: Bool = false
     ) {
         self.t = t
         self.position = position
@@ -30,6 +32,7 @@ public struct TripFrame: Sendable, Equatable {
         self.etaS = etaS
         self.leg = leg
         self.status = status
+        self.jump = jump
     }
 }
 
@@ -48,10 +51,12 @@ public struct TripSegment: Sendable, Equatable {
     public var etaS: Int?
     public var leg: Int
     public var status: TripStatus
+    /// True for a jump (6.2): `durationMs` 0, a one-point path; shown without sliding.
+    public var jump: Bool
 
     public init(
         t0: Int64, durationMs: Int64, path: [GeoPoint], progressFrom: Double?, progressTo: Double?,
-        doneM: Double?, remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus
+        doneM: Double?, remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus, jump: Bool = false
     ) {
         self.t0 = t0
         self.durationMs = durationMs
@@ -63,5 +68,6 @@ public struct TripSegment: Sendable, Equatable {
         self.etaS = etaS
         self.leg = leg
         self.status = status
+        self.jump = jump
     }
 }

@@ -88,7 +88,7 @@ extension Hub {
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
             }
-            if verdict.isApplied { applyCommittedFix(trip: id, fix: fix, now: t) }
+            if verdict.isApplied { applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
         }
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
@@ -111,6 +111,8 @@ extension Hub {
                 answerFailure(reply, ProtocolError(.conflict, "trip \(id) is \(status), not holding"))
             }
         }
+        // Now, not once stored locally: every node numbers this segment alike.
+        sendArrivalSegmentIfArrived(events, trip: id, now: t)
         storeStateAndSend(events, trip: id) { [self] _ in
             answer(request) { [self] reply in
                 switch reply {

@@ -28,18 +28,25 @@ extension Hub {
                 entry.nextTickAt = wantsMore ? due + cluster.periodMs : nil
                 return (frame, events, entry.frameSeq, entry.slot, wantsMore)
             }) else { break }
-            sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events)
+            sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
             if !wantsMore { break }
         }
         if trips[id]?.nextTickAt == nil { cluster.moving.remove(id) }
     }
 
-    /// After a command applied at log time `t`: the trip's next tick is the first sub-tick
-    /// after it, if the trip has anything to tick.
+    /// After a command applied at log time `t`: a trip that was ticking keeps its grid (its
+    /// ticks up to `t` have run, so its next one is after `t`): PROTOCOL 6.3 is one frame per
+    /// trip per tick, and a restarted grid would send a second frame a sub-tick after the last.
+    /// Otherwise its next tick is the first sub-tick after `t`, if it has anything to tick.
+    /// Every node has the same `nextTickAt` (it is in the snapshot), so every node decides alike.
     func scheduleGridTicks(of id: String, after t: Int64) {
         guard let cluster else { return }
         let next: Int64? = mutateTrip(id) { entry in
-            entry.nextTickAt = entry.trip.wantsTick ? cluster.firstTick(after: t) : nil
+            if !entry.trip.wantsTick {
+                entry.nextTickAt = nil
+            } else if entry.nextTickAt.map({ $0 <= t }) ?? true {
+                entry.nextTickAt = cluster.firstTick(after: t)
+            }
             return entry.nextTickAt
         } ?? nil
         if next != nil { cluster.moving.insert(id) } else { cluster.moving.remove(id) }

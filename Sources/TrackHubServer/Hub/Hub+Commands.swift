@@ -85,6 +85,9 @@ extension Hub {
                 undoUnstoredCommand(trip: id, before: before, events: events)
                 answerFailure(reply, ProtocolError(.unavailable, "proceed not stored: \(error)"))
             case .success:
+                // Arrived right after proceed (6.7): the marker goes on to the destination.
+                sendArrivalSegmentIfArrived(events, trip: id, now: wallClockMillis())
+                if trips[id]?.trip.wantsTick == true { animating.insert(id) }
                 switch reply {
                 case .webSocket(let connection, let re):
                     enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)

@@ -106,7 +106,7 @@ extension Hub {
                 for request in requests { metrics.fixAck.observe(ms: commitTime - request.receivedAt) }
                 for (request, judged) in zip(requests, judgedBatch) {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
-                        applyCommittedFix(trip: trip, fix: fix, now: commitTime)
+                        applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt)
                     }
                     answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
@@ -115,9 +115,11 @@ extension Hub {
         }
     }
 
-    func applyCommittedFix(trip: String, fix: FixInput, now: Int64) {
+    /// Animates a stored, applied fix from `now`. `receivedAt` is when it reached the hub (the
+    /// log entry's time in cluster mode, so every node computes the same clock ratio).
+    func applyCommittedFix(trip: String, fix: FixInput, now: Int64, receivedAt: Int64) {
         guard let (segment, events, seq, slot) = mutateTrip(trip, { entry in
-            let (segment, events) = entry.trip.apply(fix, now: now)
+            let (segment, events) = entry.trip.apply(fix, now: now, receivedAt: receivedAt)
             if let segment {
                 entry.segmentSeq += 1
                 entry.lastSegment = segment
@@ -126,7 +128,10 @@ extension Hub {
         }) else { return }
         metrics.fixesApplied += 1
         if let segment {
-            if cluster == nil { animating.scheduleSoon(trip) }  // cluster mode: Hub+ClusterTick
+            // A trip already in the schedule keeps its phase: PROTOCOL 6.3 is one frame per
+            // trip per tick, and moving it would send a second frame a sub-tick after the
+            // one just sent. An idle trip joins the next phase. (Cluster mode: Hub+ClusterTick.)
+            if cluster == nil { animating.insert(trip) }
             let message = ServerMessages.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
         }

@@ -38,20 +38,21 @@ extension Hub {
     private func tickDueTrips(now: Int64) {
         var stopped: [String] = []
         for id in animating.takeDue() {
-            guard let (frame, events, seq, slot, isAnimating) = mutateTrip(id, { entry in
+            guard let (frame, events, seq, slot, wantsTick) = mutateTrip(id, { entry in
                 let (frame, events) = entry.trip.tick(now: now)
                 if frame != nil { entry.frameSeq += 1 }
-                return (frame, events, entry.frameSeq, entry.slot, entry.trip.isAnimating(at: now))
+                return (frame, events, entry.frameSeq, entry.slot, entry.trip.wantsTick)
             }) else {
                 stopped.append(id)
                 continue
             }
-            sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events)
+            sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: now)
             if frame == nil {
-                if isAnimating {
+                if wantsTick {
                     // An animation that started this very millisecond (a fix committed just
                     // before this sub-tick) has not moved the marker yet: look again at the
-                    // next sub-tick, not a whole tick later.
+                    // next sub-tick, not a whole tick later. (No frame went out now, so the
+                    // next one is still a tick or more after the last.)
                     animating.scheduleSoon(id)
                 } else {
                     stopped.append(id)
@@ -62,15 +63,30 @@ extension Hub {
     }
 
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
-    func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent]) {
+    func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
         if let frame, let followers = subscribers[id], followers.values.contains(.frames) {
             let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
             metrics.framesEncoded += 1
             metrics.framesOut += broadcast(message, to: followers, mode: .frames)
         }
         if !events.isEmpty {
+            sendArrivalSegmentIfArrived(events, trip: id, now: now)
             storeStateAndSend(events, trip: id)
         }
+    }
+
+    /// PROTOCOL 6.7: on `arrived` the marker goes on to the destination; segment subscribers
+    /// get that move as a segment (one point at the destination when it is there already), so
+    /// their last segment too ends at the destination with progress 1.
+    func sendArrivalSegmentIfArrived(_ events: [TripEvent], trip id: String, now: Int64) {
+        guard events.contains(where: { $0.kind == .arrived }) else { return }
+        guard let (segment, seq, slot) = mutateTrip(id, { entry -> (TripSegment, Int, Int)? in
+            guard let segment = entry.trip.currentSegment(at: now) else { return nil }
+            entry.segmentSeq += 1
+            entry.lastSegment = segment
+            return (segment, entry.segmentSeq, entry.slot)
+        }) ?? nil else { return }
+        metrics.segmentsOut += broadcast(ServerMessages.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
     }
 
     /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.

@@ -20,6 +20,8 @@ enum ServerMessages {
         w.field("bearing", rounded(f.bearingDeg, places: 1))
         w.field("progress", f.progress.map { rounded($0, places: 5) })
         writeStandingFields(&w, doneM: f.doneM, remainingM: f.remainingM, etaS: f.etaS, leg: f.leg, status: f.status)
+        // PROTOCOL 6.2: only a jump frame carries `jump`.
+        if f.jump { w.field("jump", true) }
         w.endObject()
         return OutboundMessage(bufferWithHeadroom: w.finish(), kind: .frame(tripSlot: slot))
     }
@@ -38,6 +40,7 @@ enum ServerMessages {
         w.field("progress_from", s.progressFrom.map { rounded($0, places: 5) })
         w.field("progress_to", s.progressTo.map { rounded($0, places: 5) })
         writeStandingFields(&w, doneM: s.doneM, remainingM: s.remainingM, etaS: s.etaS, leg: s.leg, status: s.status)
+        if s.jump { w.field("jump", true) }
         w.endObject()
         return OutboundMessage(bufferWithHeadroom: w.finish(), kind: .frame(tripSlot: slot))
     }
