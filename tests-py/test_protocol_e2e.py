@@ -458,7 +458,9 @@ class TestTripLifecycle(ProtocolTestCase):
         c = Courier(trip)
         await self.push(courier, c.fix(*east(50)), "o1")
         await self.push(courier, c.fix(*east(150), duration_ms=300), "o2")
-        on_route = (await self.frames_until(viewer, trip, *east(150), within_m=1))[-1]
+        # The animation's last frame is exactly at its target (6.3): wait for it, so the marker
+        # has stopped at 150 m before the rider leaves the route.
+        on_route = (await self.frames_until(viewer, trip, *east(150), within_m=0.05))[-1]
         # 250 m north of the route: off route (reroute_distance_m 100).
         off_lat, off_lon = east(200, north=250)
         mark = viewer.mark()
