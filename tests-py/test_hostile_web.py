@@ -92,6 +92,18 @@ class SecurityHeadersTest(unittest.TestCase):
                 self.assertEqual(sorted(csp.get("connect-src", [])), sorted(["'self'", f"ws://{host}", f"wss://{host}"]))
                 self.assertEqual(csp.get("frame-ancestors"), ["'none'"])
 
+    def test_a_refused_method_has_the_headers_too(self):
+        conn = http.client.HTTPConnection(self.hub.host, self.hub.port, timeout=10)
+        try:
+            conn.request("DELETE", "/fleet")
+            resp = conn.getresponse()
+            resp.read()
+        finally:
+            conn.close()
+        self.assertEqual(resp.status, 405)
+        self.assertEqual(resp.getheader("referrer-policy"), "no-referrer")
+        self.assertEqual(directives(resp.getheader("content-security-policy") or "").get("script-src"), ["'self'"])
+
     def test_a_hostile_host_header_stays_out_of_the_policy(self):
         # lws may refuse such a Host itself; if the page is served, the policy has no
         # source built from it.
