@@ -10,7 +10,7 @@ want_test=0
 
 packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libjs-leaflet)
 if [ "$want_test" = 1 ]; then
-  packages+=(chromium chromium-driver python3-pip redis-server)
+  packages+=(chromium chromium-driver python3-pip redis-server haproxy)
 fi
 
 missing=()

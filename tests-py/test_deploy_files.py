@@ -829,6 +829,23 @@ class ClusterLoadBalancerTest(unittest.TestCase):
 
     def test_metrics_not_through_the_lb(self):
         self.assertEqual(self.request("/metrics")[0], 403)
+        # Every spelling the hub (lws) decodes and resolves to /metrics is refused too:
+        # 403 by the metrics rule, or 400 as a path not in its resolved form.
+        for path in ("/%6detrics", "/%6Detrics", "/metric%73", "/metrics?x", "/METRICS", "/Metrics",
+                     "/metrics/", "//metrics", "///metrics", "/./metrics", "/x/../metrics",
+                     "/%2e/metrics", "/x/%2e%2e/metrics", "/%2Fmetrics", "/%2fmetrics",
+                     "/.%2fmetrics", "/%2e%2fmetrics", "/%2e%2e/metrics"):
+            with self.subTest(path=path):
+                status, body = self.request(path)
+                self.assertIn(status, (400, 403), body)
+                self.assertNotIn(body, CLUSTER_HUBS)
+        # Paths of the API and the pages still pass.
+        for path in ("/v1/trips", "/v1/trips?status=moving&limit=5", "/trips/T-1.a:b_c", "/fleet?lat=1&lon=2",
+                     "/vendor/leaflet/leaflet.js", "/metrics.js", "/v1/metrics"):
+            with self.subTest(path=path):
+                status, body = self.request(path)
+                self.assertEqual(status, 200)
+                self.assertIn(body, CLUSTER_HUBS)
 
     @unittest.skipIf(yaml is None, "PyYAML not installed: compose healthchecks not read")
     def test_compose_healthcheck_commands(self):

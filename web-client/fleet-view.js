@@ -2,7 +2,7 @@
 // hub's `viewport`/`clusters` messages. Without lat/lon/zoom, it first asks for the
 // whole world at zoom 2 and fits the map to what it gets.
 
-import { h, hubClient, connectionIndicator, makeMap, params, tripLink, reducedMotion, escapeHtml, cardPadding } from "./util.js";
+import { h, hubClient, connectionIndicator, makeMap, params, tripLink, reducedMotion, cardPadding } from "./util.js";
 
 const WORLD = [-180, -85.05112878, 180, 85.05112878];
 const DEBOUNCE_MS = 150;
@@ -93,9 +93,13 @@ export function mountFleetView(main) {
     if (item.count > 1) {
       const size = bubbleSize(item.count);
       const label = item.count >= 10000 ? `${Math.round(item.count / 1000)}k` : String(item.count);
-      return L.divIcon({ className: "cluster-icon", html: `<span style="width:${size}px;height:${size}px;line-height:${size}px">${label}</span>`, iconSize: [size, size], iconAnchor: [size / 2, size / 2] });
+      // An element, not markup: the CSP refuses style attributes, el.style is allowed.
+      const bubble = h("span", {}, label);
+      bubble.style.width = bubble.style.height = bubble.style.lineHeight = `${size}px`;
+      return L.divIcon({ className: "cluster-icon", html: bubble, iconSize: [size, size], iconAnchor: [size / 2, size / 2] });
     }
-    return L.divIcon({ className: `fleet-rider-icon status-${escapeHtml(item.status || "moving")}`, html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [32, 32], iconAnchor: [16, 16] });
+    const status = String(item.status || "moving").replace(/[^a-z_]/g, "");
+    return L.divIcon({ className: `fleet-rider-icon status-${status}`, html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [32, 32], iconAnchor: [16, 16] });
   }
 
   function decorate(el, item) {

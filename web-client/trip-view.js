@@ -6,7 +6,7 @@ import { SegmentAnimator } from "./segment-animator.js";
 import { cumulative, splitAt, bounds as lineBounds } from "./geo.js";
 import {
   h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
-  etaText, statusWords, formatDistance, escapeHtml, cardPadding,
+  etaText, statusWords, formatDistance, cardPadding,
 } from "./util.js";
 
 const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
@@ -34,7 +34,8 @@ export function mountTripView(main, tripId) {
   const subtitle = h("p", { class: "card-sub mono" }, "");
   const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown", role: "status", "aria-live": "polite" }, "Loading…");
   const etaEl = h("p", { class: "eta", "data-testid": "eta", "aria-live": "polite" }, "—");
-  const barFill = h("span", { class: "bar-fill", style: "width:0%" });
+  const barFill = h("span", { class: "bar-fill" });
+  barFill.style.width = "0%";
   const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Trip progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
   const pctText = h("span", { class: "pct" }, "");
   const leftText = h("span", { class: "muted" }, "");
@@ -428,7 +429,7 @@ export function mountTripView(main, tripId) {
           interactive: true,
         }).addTo(trailLayer);
         const when = times[i] ? new Date(times[i]).toLocaleTimeString() : "";
-        m.bindTooltip(escapeHtml(refused ? `${when} refused: ${reasons[i]}` : `${when} fix`));
+        m.bindTooltip(h("span", {}, refused ? `${when} refused: ${reasons[i]}` : `${when} fix`));
         const el = m.getElement();
         if (el) {
           el.setAttribute("data-testid", "trail-fix");

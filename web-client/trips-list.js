@@ -49,8 +49,14 @@ function row(trip) {
         h("div", pct === null
           ? { class: "bar", role: "progressbar", "aria-label": "Progress", "aria-valuemin": 0, "aria-valuemax": 100 }
           : { class: "bar", role: "progressbar", "aria-label": "Progress", "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": pct },
-          h("span", { class: "bar-fill", style: `width:${pct ?? 0}%` })),
+          barFill(pct)),
         h("span", { class: "trip-eta" }, trip.status === "pending" ? "Not started" : etaText(trip.status, trip.eta_s)))));
+}
+
+function barFill(pct) {
+  const el = h("span", { class: "bar-fill" });
+  el.style.width = `${pct ?? 0}%`; // el.style, not a style attribute: the CSP refuses those
+  return el;
 }
 
 export function mountTripsList(main) {

@@ -45,7 +45,8 @@ export function hubClient(onState) {
   return connect(pageHubUrl(), { token, onState });
 }
 
-/** h("div", {class: "x", "data-testid": "y"}, child, "text") */
+/** h("div", {class: "x", "data-testid": "y"}, child, "text"): children are nodes or text,
+ *  never markup. No `style` attribute (the page's CSP refuses it): set el.style instead. */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -61,6 +62,8 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** For Leaflet options that take markup (the attribution): the text shown as text.
+ *  Nothing from the URL or a trip reaches Leaflet, or the page, as markup. */
 export function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
@@ -92,9 +95,10 @@ export function makeMap(el, options = {}) {
   if (tpl && tpl !== "none") {
     const isOsm = /tile\.openstreetmap\.org/.test(tpl);
     const metaAttr = document.querySelector('meta[name="trackhub-tiles-attribution"]');
+    // Leaflet puts attributions in as markup: one from the URL or the page is text.
     const attribution = isOsm
       ? '© <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
-      : (params.get("tiles_attribution") || (metaAttr && metaAttr.content) || "");
+      : escapeHtml(params.get("tiles_attribution") || (metaAttr && metaAttr.content) || "");
     const layer = L.tileLayer(tpl, { maxZoom: 19, attribution, crossOrigin: false });
     layer.on("tileerror", () => { el.classList.add("tiles-failing"); });
     layer.on("tileload", () => { el.classList.remove("tiles-failing"); });

@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import Glibc
 import Synchronization
 import TrackHubCore
 
@@ -85,6 +86,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         self.path = (directory as NSString).appendingPathComponent(Self.fileName)
         self.maxPendingRecords = maxPendingRecords
         try Self.prepareDirectory(directory)
+        try Self.createPrivately(path)
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, readOnly: false)
@@ -92,6 +94,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         } catch {
             throw StoreError.unusable(path: path, reason: error.message)
         }
+        try Self.matchSidecarModes(path)
         do {
             writer = try SQLiteWriter(connection: connection)
             let readConnection = try SQLiteConnection(path: path, readOnly: true)
@@ -107,6 +110,36 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
 
     deinit { close() }
 
+    /// A data directory the hub creates is 0750, the database files 0640 (docs/security.md),
+    /// whatever the umask. An existing directory or database keeps its mode.
+    static let directoryMode: mode_t = 0o750
+    static let fileMode: mode_t = 0o640
+
+    /// Creates the database file 0640 before SQLite opens it (SQLite would create it
+    /// 0644 less the umask); an existing file is left as it is.
+    private static func createPrivately(_ path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, fileMode)
+        if fd < 0 {
+            if errno == EEXIST { return }
+            throw .unusable(path: path, reason: "cannot create the database: \(String(cString: strerror(errno)))")
+        }
+        defer { _ = Glibc.close(fd) }
+        guard fchmod(fd, fileMode) == 0 else {
+            throw .unusable(path: path, reason: "cannot set its mode: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The -wal and -shm files (there once the connection is in WAL mode) get the database
+    /// file's mode, whatever the umask: 0640 for a store the hub created, an operator's
+    /// choice for one they changed.
+    private static func matchSidecarModes(_ path: String) throws(StoreError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        for suffix in ["-wal", "-shm"] where chmod(path + suffix, info.st_mode & 0o777) != 0 && errno != ENOENT {
+            throw .unusable(path: path + suffix, reason: "cannot set its mode: \(String(cString: strerror(errno)))")
+        }
+    }
+
     private static func prepareDirectory(_ directory: String) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -116,7 +149,12 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             var prefix = directory.hasPrefix("/") ? "/" : ""
             for component in directory.split(separator: "/") {
                 prefix += component
-                if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                if mkdir(prefix, directoryMode) == 0 {
+                    // mkdir applies the umask; the mode is set as created, whatever it is.
+                    guard chmod(prefix, directoryMode) == 0 else {
+                        throw .unusable(path: directory, reason: "cannot set the data directory's mode: \(String(cString: strerror(errno)))")
+                    }
+                } else if errno != EEXIST {
                     throw .unusable(path: directory, reason: "cannot create the data directory: \(String(cString: strerror(errno)))")
                 }
                 prefix += "/"

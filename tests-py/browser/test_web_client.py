@@ -110,6 +110,13 @@ class WebClientTest(unittest.TestCase):
         except WebDriverException as e:
             raise unittest.SkipTest(f"cannot start headless chromium: {e.msg}")
         cls.driver.set_page_load_timeout(30)
+        # Records what the pages' Content-Security-Policy refuses (this script runs before
+        # the page's own and is not subject to it): each test ends with none.
+        cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            window.__csp = [];
+            document.addEventListener('securitypolicyviolation', (e) => {
+              window.__csp.push(`${e.effectiveDirective} ${e.blockedURI}`);
+            });"""})
 
     @classmethod
     def tearDownClass(cls):
@@ -136,6 +143,9 @@ class WebClientTest(unittest.TestCase):
         for c in self.couriers:
             c.close()
         self.hub.close()
+        if not failed:
+            # The pages work under the CSP the hub serves them with: nothing was refused.
+            self.assertEqual(self.js("return window.__csp || [];"), [], "CSP violations")
 
     # ---- helpers ------------------------------------------------------------------------
     def courier(self):

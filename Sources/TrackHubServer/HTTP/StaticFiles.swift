@@ -8,16 +8,51 @@ struct StaticFiles {
     let leafletRoot: String
 
     /// Files are small and few: they are read from disk on each request, so an edited page
-    /// shows on reload. Paths never leave their root.
-    func response(for path: String) -> HTTPResponse {
+    /// shows on reload. Paths never leave their root: a relative path with an empty, `.`,
+    /// `..` or hidden component is refused, and the file's real path (symlinks resolved)
+    /// must lie inside the real root, so a symlink that leads out of it is 404 too.
+    /// `host` is the request's `Host`, for the WebSocket origin of the page's CSP.
+    func response(for path: String, host: String? = nil) -> HTTPResponse {
+        var response: HTTPResponse
         if path == "/" || path == "/fleet" || path == "/index.html" || isTripPage(path) {
-            return file(at: webRoot + "/index.html")
-        }
-        if path.hasPrefix("/vendor/leaflet/") {
+            response = safeFile(root: webRoot, relative: "index.html")
+        } else if path.hasPrefix("/vendor/leaflet/") {
             let relative = String(path.dropFirst("/vendor/leaflet/".count))
-            return safeFile(root: leafletRoot, relative: relative)
+            response = safeFile(root: leafletRoot, relative: relative)
+        } else {
+            response = safeFile(root: webRoot, relative: String(path.dropFirst()))
         }
-        return safeFile(root: webRoot, relative: String(path.dropFirst()))
+        response.headers += Self.securityHeaders(host: host)
+        return response
+    }
+
+    /// Every answer for the web client (pages, files, 404s): scripts and styles only from
+    /// the hub itself (no inline script, style element or style attribute), images also
+    /// from any https: tile server and data: URLs, connections to the hub and its
+    /// WebSocket; no referrer, since page URLs carry `?token=` (PROTOCOL 10).
+    static func securityHeaders(host: String?) -> [(name: String, value: String)] {
+        var connect = "'self'"
+        if let host, isPlainHost(host) {
+            connect += " ws://\(host) wss://\(host)"
+        }
+        let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
+            + "connect-src \(connect); base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        return [("content-security-policy", policy), ("referrer-policy", "no-referrer"), ("x-content-type-options", "nosniff")]
+    }
+
+    /// A `Host` value that can go into the policy as it is: a name, IPv4 or bracketed IPv6
+    /// address with an optional port; anything else (spaces, `;`, quotes) is left out.
+    static func isPlainHost(_ host: String) -> Bool {
+        !host.isEmpty && host.utf8.count <= 255 && host.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            case UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+                return true
+            default:
+                return false
+            }
+        }
     }
 
     private func isTripPage(_ path: String) -> Bool {
@@ -31,7 +66,18 @@ struct StaticFiles {
         if relative.isEmpty || parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.hasPrefix(".") }) || relative.contains("\\") || relative.contains("\0") {
             return notFound()
         }
-        return file(at: root + "/" + relative)
+        // The real paths, symlinks resolved: the file must be inside the root's.
+        guard let realRoot = Self.realPath(root), let realFile = Self.realPath(root + "/" + relative),
+              realFile.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
+            return notFound()
+        }
+        return file(at: realFile)
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     private func file(at path: String) -> HTTPResponse {
@@ -65,11 +111,12 @@ struct StaticFiles {
 extension Hub {
     func serveWebClient(_ request: HTTPRequest) {
         guard request.method == .get || request.method == .head else {
-            respond(request.connection, HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8", body: Array("method not allowed\n".utf8)))
+            respond(request.connection, HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8",
+                                                     headers: StaticFiles.securityHeaders(host: request.host), body: Array("method not allowed\n".utf8)))
             return
         }
         let files = StaticFiles(webRoot: config.webRoot ?? Hub.defaultWebRoot(), leafletRoot: config.leafletRoot)
-        respond(request.connection, files.response(for: request.path))
+        respond(request.connection, files.response(for: request.path, host: request.host))
     }
 
     /// `web-client/` next to the binary's package, else the working directory's.
