@@ -12,7 +12,14 @@ public struct UsageError: Error, CustomStringConvertible {
 /// from the YAML file it names (PROTOCOL 14). Flags win over the environment, which wins over
 /// the file.
 public struct Flags {
+    /// Where a value came from, strongest first.
+    public enum Source: Int, Comparable, Sendable {
+        case flag, environment, file
+        public static func < (a: Source, b: Source) -> Bool { a.rawValue < b.rawValue }
+    }
+
     private var values: [String: String] = [:]
+    private var sources: [String: Source] = [:]
     private var repeated: [String: [String]] = [:]
     /// Where a value set by the config file came from (`FILE line N`), for its errors.
     private var fileSources: [String: String] = [:]
@@ -48,6 +55,7 @@ public struct Flags {
                 index += 1
             }
             values[name] = value
+            sources[name] = .flag
             repeated[name, default: []].append(value ?? "")
             index += 1
         }
@@ -55,6 +63,7 @@ public struct Flags {
             let variable = environmentPrefix + name.uppercased().replacingOccurrences(of: "-", with: "_")
             if let fromEnvironment = environment[variable], !fromEnvironment.isEmpty {
                 values[name] = fromEnvironment
+                sources[name] = .environment
                 repeated[name] = [fromEnvironment]
             }
         }
@@ -72,6 +81,7 @@ public struct Flags {
             }
             guard values[entry.key] == nil, !entry.values.isEmpty else { continue }
             values[entry.key] = entry.values.joined(separator: ",")
+            sources[entry.key] = .file
             repeated[entry.key] = entry.values
             fileSources[entry.key] = "\(file.path) line \(entry.line)"
         }
@@ -85,6 +95,9 @@ public struct Flags {
     }
 
     public func string(_ name: String) -> String? { values[name] }
+
+    /// Where `name`'s value came from; nil when it is not set.
+    public func source(_ name: String) -> Source? { sources[name] }
 
     public func all(_ name: String) -> [String] { repeated[name] ?? [] }
 

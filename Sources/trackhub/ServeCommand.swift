@@ -147,9 +147,15 @@ enum ServeCommand {
         return config
     }
 
-    /// `--jwt-secret` or `--jwt-secret-file` (not both): one secret, or two while rotating.
+    /// `--jwt-secret` or `--jwt-secret-file`: one secret, or two while rotating. They are one
+    /// setting: a flag of either beats the environment's, which beats the file's; both at the
+    /// same level is an error.
     static func secrets(_ flags: Flags) throws -> [String] {
-        switch (flags.string("jwt-secret"), flags.string("jwt-secret-file")) {
+        var text = flags.string("jwt-secret"), path = flags.string("jwt-secret-file")
+        if let textSource = flags.source("jwt-secret"), let pathSource = flags.source("jwt-secret-file"), textSource != pathSource {
+            if textSource < pathSource { path = nil } else { text = nil }
+        }
+        switch (text, path) {
         case (nil, nil):
             return []
         case (let text?, nil):
