@@ -7,7 +7,8 @@ import PackageDescription
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
 //   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
 //   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API; tokens (libcrypto HMAC)
-//   trackhub          the command line (serve, token, simulate)
+//   TrackHubCLI       flag, environment and config-file (libyaml) reading shared by the executables
+//   trackhub          the command line (serve, token, simulate, config, version)
 //   trackhub-load     the load generator
 // Only the C* system-library targets see C headers; only the server and store import them.
 let package = Package(
@@ -35,6 +36,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        .systemLibrary(
             name: "CHiredis",
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
@@ -51,7 +57,7 @@ let package = Package(
             name: "TrackHubSimulator",
             dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubServer"]
         ),
-        .target(name: "TrackHubCLI"),
+        .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
         .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
@@ -65,6 +71,7 @@ let package = Package(
         .testTarget(name: "TrackHubCoreTests", dependencies: ["TrackHubCore"]),
         .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
         .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
+        .testTarget(name: "TrackHubCLITests", dependencies: ["TrackHubCLI"]),
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubStore"]),
         .testTarget(
             name: "TrackHubServerTests",

@@ -8,7 +8,8 @@ set -euo pipefail
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
-packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libjs-leaflet)
+# libyaml-dev: the YAML parser of `serve --config FILE` (the CYAML target).
+packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libjs-leaflet)
 if [ "$want_test" = 1 ]; then
   packages+=(chromium chromium-driver python3-pip redis-server haproxy)
 fi

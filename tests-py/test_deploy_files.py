@@ -147,7 +147,8 @@ class DockerfileTest(unittest.TestCase):
         self.assertIn("AS build", build[0])
         packages = self.apt_packages(build)
         # libhiredis-dev: cluster mode's Redis client (docs/cluster.md).
-        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "libhiredis-dev", "pkg-config"):
+        # libyaml-dev: the YAML parser of --config FILE.
+        for p in ("libwebsockets-dev", "libsqlite3-dev", "libssl-dev", "libhiredis-dev", "libyaml-dev", "pkg-config"):
             self.assertIn(p, packages)
         runs = " ".join(self.instructions(build, "RUN"))
         self.assertIn("swift build -c release --static-swift-stdlib", runs)
@@ -158,7 +159,7 @@ class DockerfileTest(unittest.TestCase):
         # Without the plugin lws_create_context fails: "unable to load evlib plugin evlib_ev".
         self.assertIn("libwebsockets-evlib-ev", packages)
         # libhiredis0.14: the runtime of Debian 12's libhiredis-dev (0.14.1).
-        for p in ("libwebsockets17", "libsqlite3-0", "libhiredis0.14", "libssl3", "libjs-leaflet",
+        for p in ("libwebsockets17", "libsqlite3-0", "libhiredis0.14", "libssl3", "libyaml-0-2", "libjs-leaflet",
                   "ca-certificates"):
             self.assertIn(p, packages)
         for p in packages:
@@ -940,12 +941,20 @@ class SystemdTest(unittest.TestCase):
             if "=" in line and not line.lstrip().startswith(("#", ";")):
                 k, v = line.split("=", 1)
                 settings.setdefault(k.strip(), []).append(v.strip())
-        self.assertEqual(settings["Type"], ["simple"])
+        # The hub sends READY=1 once listening and STOPPING=1 when it drains (PROTOCOL 14).
+        self.assertEqual(settings["Type"], ["notify"])
+        self.assertEqual(settings["NotifyAccess"], ["main"])
         self.assertEqual(settings["StateDirectory"], ["trackhub"])
         self.assertEqual(settings["KillSignal"], ["SIGTERM"])
         self.assertIn("-/etc/trackhub/env", settings["EnvironmentFile"])
         self.assertEqual(shlex.split(settings["ExecStart"][0]),
-                         ["/usr/local/bin/trackhub", "serve", "--listen", "127.0.0.1:8080", "--data", "/var/lib/trackhub"])
+                         ["/usr/local/bin/trackhub", "serve", "--config", "/etc/trackhub/trackhub.yaml"])
+        # The sample config the unit reads (tests-py/test_operations.py starts a hub with it).
+        if yaml is not None:
+            sample = yaml.safe_load(read("systemd", "trackhub.yaml"))
+            self.assertEqual(sample["listen"], "127.0.0.1:8080")
+            self.assertEqual(sample["data"], "/var/lib/trackhub")
+            self.assertEqual(sample["jwt-secret-file"], "/etc/trackhub/jwt-secret")
         self.assertGreaterEqual(int(settings["LimitNOFILE"][0]), 65536)
         self.assertGreater(duration_s(settings["TimeoutStopSec"][0]), SHUTDOWN_TIMEOUT_S)
         for k in ("NoNewPrivileges", "PrivateTmp"):

@@ -8,10 +8,21 @@ public struct UsageError: Error, CustomStringConvertible {
 
 /// Reads `--flag value` / `--flag=value` pairs, with every flag also read from its
 /// environment variable (`environmentPrefix` + the name in capitals, `_` for `-`; `TRACKHUB_`
-/// for `trackhub`, `TRACKHUB_LOAD_` for `trackhub-load`); flags win.
+/// for `trackhub`, `TRACKHUB_LOAD_` for `trackhub-load`) and, when `config` is a known flag,
+/// from the YAML file it names (PROTOCOL 14). Flags win over the environment, which wins over
+/// the file.
 public struct Flags {
+    /// Where a value came from, strongest first.
+    public enum Source: Int, Comparable, Sendable {
+        case flag, environment, file
+        public static func < (a: Source, b: Source) -> Bool { a.rawValue < b.rawValue }
+    }
+
     private var values: [String: String] = [:]
+    private var sources: [String: Source] = [:]
     private var repeated: [String: [String]] = [:]
+    /// Where a value set by the config file came from (`FILE line N`), for its errors.
+    private var fileSources: [String: String] = [:]
     public private(set) var switches: Set<String> = []
     public let known: Set<String>
     public let knownSwitches: Set<String>
@@ -44,6 +55,7 @@ public struct Flags {
                 index += 1
             }
             values[name] = value
+            sources[name] = .flag
             repeated[name, default: []].append(value ?? "")
             index += 1
         }
@@ -51,19 +63,48 @@ public struct Flags {
             let variable = environmentPrefix + name.uppercased().replacingOccurrences(of: "-", with: "_")
             if let fromEnvironment = environment[variable], !fromEnvironment.isEmpty {
                 values[name] = fromEnvironment
+                sources[name] = .environment
                 repeated[name] = [fromEnvironment]
             }
         }
+        if known.contains("config"), let path = values["config"] {
+            try apply(ConfigFile.load(path: path))
+        }
+    }
+
+    /// Fills what neither a flag nor the environment set. A list (a repeatable flag) is
+    /// joined with commas, as its environment variable would be written.
+    private mutating func apply(_ file: ConfigFile) throws(UsageError) {
+        for entry in file.entries {
+            guard known.contains(entry.key), entry.key != "config" else {
+                throw UsageError("--config \(file.path): line \(entry.line): unknown key \(entry.key)")
+            }
+            guard values[entry.key] == nil, !entry.values.isEmpty else { continue }
+            values[entry.key] = entry.values.joined(separator: ",")
+            sources[entry.key] = .file
+            repeated[entry.key] = entry.values
+            fileSources[entry.key] = "\(file.path) line \(entry.line)"
+        }
+    }
+
+    /// How an error names flag `name`: `--name`, plus the file and line when the value
+    /// came from the config file.
+    public func label(_ name: String) -> String {
+        guard let source = fileSources[name] else { return "--\(name)" }
+        return "--\(name) (\(source))"
     }
 
     public func string(_ name: String) -> String? { values[name] }
+
+    /// Where `name`'s value came from; nil when it is not set.
+    public func source(_ name: String) -> Source? { sources[name] }
 
     public func all(_ name: String) -> [String] { repeated[name] ?? [] }
 
     public func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text = values[name] else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw UsageError("--\(name): \(text) is not an integer within \(range.lowerBound)–\(range.upperBound)")
+            throw UsageError("\(label(name)): \(text) is not an integer within \(range.lowerBound)–\(range.upperBound)")
         }
         return value
     }
@@ -71,7 +112,7 @@ public struct Flags {
     public func double(_ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = values[name] else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
-            throw UsageError("--\(name): \(text) is not a number within \(range.lowerBound)–\(range.upperBound)")
+            throw UsageError("\(label(name)): \(text) is not a number within \(range.lowerBound)–\(range.upperBound)")
         }
         return value
     }
@@ -80,7 +121,7 @@ public struct Flags {
     public func durationMs(_ name: String) throws -> Int64? {
         guard let text = values[name] else { return nil }
         guard let ms = Flags.parseDurationMs(text), ms >= 0 else {
-            throw UsageError("--\(name): \(text) is not a duration (a number with a unit s, m, h or d, e.g. 30s)")
+            throw UsageError("\(label(name)): \(text) is not a duration (a number with a unit s, m, h or d, e.g. 30s)")
         }
         return ms
     }
@@ -92,7 +133,7 @@ public struct Flags {
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             if let number = Int(text.dropLast(suffix.count)), range.contains(number * scale) { return number * scale }
         }
-        throw UsageError("--\(name): \(text) is not a size within \(range.lowerBound)–\(range.upperBound) bytes (e.g. 65536 or 64KiB)")
+        throw UsageError("\(label(name)): \(text) is not a size within \(range.lowerBound)–\(range.upperBound) bytes (e.g. 65536 or 64KiB)")
     }
 
     public static func parseDurationMs(_ text: String) -> Int64? {

@@ -45,6 +45,9 @@ enum CourierMessages {
             w.field("id", id)
             w.field("trip", trip)
             w.field("mode", "segments")
+            // Subscribed right after the trip was created: `since_event` 0 replays what came
+            // before (`trip_created`), so the summary's events are complete.
+            w.field("since_event", 0)
         }
         return String(decoding: w.payload, as: UTF8.self)
     }

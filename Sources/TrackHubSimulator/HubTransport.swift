@@ -23,7 +23,8 @@ public final class HubTransport: SimulationTransport {
         var connectionOf: [Int: ConnectionID] = [:]
     }
 
-    /// A transport to the hub at `url` (`ws://HOST:PORT`), presenting `token` if given.
+    /// A transport to the hub at `url` (`ws://HOST:PORT`, or the `http://HOST:PORT` serve
+    /// prints: one port serves both), presenting `token` if given.
     /// - Parameter useLibev: the libev loop for many riders; tests use the poll loop.
     public init(url: String, token: String?, useLibev: Bool) throws(SimulatorError) {
         guard var target = WebSocketTarget(url: url) else { throw .connection("\(url) is not ws://HOST:PORT") }

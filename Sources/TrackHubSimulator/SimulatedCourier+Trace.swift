@@ -16,7 +16,9 @@ extension SimulatedCourier {
         let fix = SimulatedFix(trip: t.id, seq: t.seq, ts: ts, lat: points[i].lat, lon: points[i].lon, durationMs: duration)
         let action = send(fix, stats: &stats)
         if t.traceIndex >= points.count {
-            phase = .atDestination(endAt: now + wallMs(planRNG.uniform(settings.arrivalDwellS)))
+            // A looping trace rider pauses at the end like any rider; `--replay` ends the trip
+            // as soon as the last fix is acked and exits (docs/simulator.md).
+            phase = .atDestination(endAt: isOneReplay ? now : now + wallMs(planRNG.uniform(settings.arrivalDwellS)))
         }
         return [action]
     }

@@ -66,6 +66,12 @@ public struct SimulatedCourier: Sendable {
         }
     }
 
+    /// True for `simulate --replay`: one recorded track, played once, with no pauses around it.
+    var isOneReplay: Bool {
+        if case .trace(_, let repeats) = kind { return !repeats }
+        return false
+    }
+
     /// True once the rider has nothing more to do (a finished replay, or a lost connection).
     public var isDone: Bool { phase == .finished || phase == .failed }
 
@@ -129,7 +135,8 @@ public struct SimulatedCourier: Sendable {
         switch event {
         case .opened:
             guard phase == .connecting else { return [] }
-            phase = .idle(until: now + wallMs(planRNG.uniform(0...3)))
+            // Riders start spread over 3 s so many do not arrive at once; a replay starts now.
+            phase = .idle(until: isOneReplay ? now : now + wallMs(planRNG.uniform(0...3)))
             return []
         case .closed(_, let code, let reason):
             guard !isDone else { return [] }

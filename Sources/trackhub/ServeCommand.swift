@@ -10,14 +10,20 @@ enum ServeCommand {
     Usage: trackhub serve [flags]
 
     Runs the hub: WebSocket (/v1/ws), HTTP API (/v1/...), /healthz, /metrics and the web client,
-    all on one port. Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
+    all on one port. Every flag also reads TRACKHUB_<FLAG> from the environment and a key of
+    the --config file: flags win over the environment, which wins over the file.
 
+      --config FILE             a YAML file of flag names and values (tick-hz: 20); start from
+                                `trackhub config default`
       --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one):
                                 an IPv4 address, [IPv6] in brackets, or a name resolved at start
                                 (localhost); one that cannot be bound exits 2
       --data DIR                data directory (default ./trackhub-data; created 0750 if missing;
                                 one hub per directory: a second serve on it exits 2)
-      --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only)
+      --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only);
+                                S1,S2 accepts tokens signed with either and signs with S1 (rotation);
+                                shorter than 32 bytes: a warning at start
+      --jwt-secret-file FILE    read the secret (or S1,S2) from FILE; one trailing newline is ignored
       --tick-hz N               frames per second per moving trip, 1–60 (default 10)
       --fleet-hz N              fleet cluster updates per second, 0.1–10 (default 1)
       --web-root DIR            the web client's files (default: ./web-client)
@@ -61,7 +67,8 @@ enum ServeCommand {
       --max-clock-skew DURATION how far a fix's ts may be ahead of the hub's clock (default 5m)
       --ping-interval DURATION  WebSocket ping interval; two unanswered pings drop a connection (default 30s)
 
-    Prints "listening on http://HOST:PORT" once it accepts connections.
+    Prints "listening on http://HOST:PORT" once it accepts connections; under systemd
+    (NOTIFY_SOCKET set) also sends READY=1 then, and STOPPING=1 when a drain starts.
     """
 
     static let flagNames: Set<String> = [
@@ -70,6 +77,7 @@ enum ServeCommand {
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips",
+        "config", "jwt-secret-file",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -87,8 +95,7 @@ enum ServeCommand {
             config.listenPort = port
         }
         if let data = flags.string("data") { config.dataDirectory = data }
-        config.jwtSecret = flags.string("jwt-secret")
-        if config.jwtSecret?.isEmpty == true { throw UsageError("--jwt-secret: an empty secret would sign tokens with no key") }
+        config.jwtSecrets = try secrets(flags)
         config.tickHz = try flags.int("tick-hz", range: 1...60) ?? config.tickHz
         config.fleetHz = try flags.double("fleet-hz", range: 0.1...10) ?? config.fleetHz
         config.webRoot = flags.string("web-root")
@@ -143,6 +150,27 @@ enum ServeCommand {
         return config
     }
 
+    /// `--jwt-secret` or `--jwt-secret-file`: one secret, or two while rotating. They are one
+    /// setting: a flag of either beats the environment's, which beats the file's; both at the
+    /// same level is an error.
+    static func secrets(_ flags: Flags) throws -> [String] {
+        var text = flags.string("jwt-secret"), path = flags.string("jwt-secret-file")
+        if let textSource = flags.source("jwt-secret"), let pathSource = flags.source("jwt-secret-file"), textSource != pathSource {
+            if textSource < pathSource { path = nil } else { text = nil }
+        }
+        switch (text, path) {
+        case (nil, nil):
+            return []
+        case (let text?, nil):
+            return try SecretList.split(text, label: flags.label("jwt-secret"))
+        case (nil, let path?):
+            let label = flags.label("jwt-secret-file")
+            return try SecretList.split(try SecretList.read(file: path, label: label), label: label)
+        case (.some, .some):
+            throw UsageError("\(flags.label("jwt-secret")) and \(flags.label("jwt-secret-file")): give one of them, not both")
+        }
+    }
+
     static func run(_ arguments: [String]) -> Int32 {
         let config: HubConfig
         do {
@@ -160,6 +188,12 @@ enum ServeCommand {
             // Said at every log level: an open hub must never go unnoticed.
             FileHandle.standardError.write(Data("trackhub warn: OPEN MODE: no --jwt-secret, every client may do everything. For development only.\n".utf8))
         }
+        // Said without the secret itself: log lines never hold one (PROTOCOL 14).
+        for (index, secret) in config.jwtSecrets.enumerated() where secret.utf8.count < SecretList.recommendedBytes {
+            let which = config.jwtSecrets.count > 1 ? (index == 0 ? "the first JWT secret" : "the second JWT secret") : "the JWT secret"
+            log.warn("\(which) is \(secret.utf8.count) bytes, shorter than \(SecretList.recommendedBytes): tokens are easier to forge; use e.g. openssl rand -hex 32")
+        }
+        let systemd = SystemdNotify()
         // The durable store (PROTOCOL 7): SQLite in --data. A directory or file that cannot be
         // used is a one-line error naming it, exit 2.
         let store: SQLiteTripStore
@@ -177,6 +211,7 @@ enum ServeCommand {
         // runs, because libwebsockets' libev loop installs its own SIGINT handler at start.
         let drain: @Sendable (String) -> Void = { signal in
             log.info("received \(signal), draining")
+            if let problem = systemd.send("STOPPING=1") { log.warn(problem) }
             hub.beginShutdown()
         }
         let terminate = SignalWatcher([(SIGTERM, "SIGTERM")], handler: drain)
@@ -197,6 +232,8 @@ enum ServeCommand {
         }
         let bound = ListenAddress(host: config.listenHost, port: hub.port)
         FileHandle.standardOutput.write(Data("listening on \(scheme)://\(bound.authority)\n".utf8))
+        // After the line: whoever waits on either sees the hub accepting connections.
+        if let problem = systemd.send("READY=1") { log.warn("systemd readiness: \(problem)") }
         hub.waitUntilStopped()
         terminate.cancel()
         interrupt.cancel()

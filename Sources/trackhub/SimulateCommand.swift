@@ -5,14 +5,15 @@ import TrackHubSimulator
 /// `trackhub simulate`: drives simulated couriers (or one recorded track) against a hub.
 enum SimulateCommand {
     static let help = """
-    Usage: trackhub simulate --hub ws://HOST:PORT [flags]
+    Usage: trackhub simulate --hub http://HOST:PORT [flags]
 
     Creates trips and drives courier connections that push fixes like real phones: synthetic
     riders on the I-95 routes and on Helsinki street routes (via points, off-route excursions,
     reroutes, arrivals, new trips as others end) and riders replaying the recorded sample traces.
     Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
 
-      --hub ws://HOST:PORT   the hub (required)
+      --hub URL              the hub (required): the http://HOST:PORT that serve prints, or
+                             ws://HOST:PORT (https:// and wss:// for TLS)
       --riders N             concurrent riders, 1–10000 (default 20)
       --speedup X            how much faster than real time, 0.1–1000 (default 1)
       --seed S               seed of every random choice; the same seed gives the same riders,
@@ -50,9 +51,11 @@ enum SimulateCommand {
         let flags = try Flags(arguments: arguments, known: flagNames)
         if flags.switches.contains("help") { return nil }
         var options = Options()
-        guard let hub = flags.string("hub") else { throw UsageError("--hub ws://HOST:PORT is required") }
-        guard hub.hasPrefix("ws://") || hub.hasPrefix("wss://"), hub.split(separator: ":").count >= 3 else {
-            throw UsageError("--hub: \(hub) is not ws://HOST:PORT")
+        guard let hub = flags.string("hub") else { throw UsageError("--hub http://HOST:PORT is required") }
+        // Either scheme names the same port: the hub serves HTTP and WebSocket on one.
+        let schemes = ["http://", "https://", "ws://", "wss://"]
+        guard schemes.contains(where: hub.hasPrefix), hub.split(separator: ":").count >= 3 else {
+            throw UsageError("--hub: \(hub) is not http://HOST:PORT or ws://HOST:PORT")
         }
         options.hub = hub
         options.settings.riders = try flags.int("riders", range: 1...10_000) ?? 20
@@ -114,7 +117,8 @@ enum SimulateCommand {
             return 1
         }
         line.finish()
-        let events = stats.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let counted = stats.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let events = counted.isEmpty ? "none" : counted
         FileHandle.standardError.write(Data("trackhub simulate: trips started \(stats.tripsStarted), ended \(stats.tripsEnded); events: \(events)\n".utf8))
         for message in stats.errorMessages {
             FileHandle.standardError.write(Data("trackhub simulate: error: \(message)\n".utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubProtocol
 
 let usage = """
 Usage: trackhub <command> [flags]
@@ -7,6 +8,8 @@ Commands:
   serve      run the hub (trackhub serve --help)
   token      mint a token for a secured hub (trackhub token --help)
   simulate   drive simulated couriers against a hub (trackhub simulate --help)
+  config     print a config file for serve --config (trackhub config default)
+  version    print the version (also: trackhub --version)
 """
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +20,11 @@ case "simulate":
     exit(SimulateCommand.run(Array(arguments.dropFirst())))
 case "token":
     exit(TokenCommand.run(Array(arguments.dropFirst())))
+case "config":
+    exit(ConfigCommand.run(Array(arguments.dropFirst())))
+case "version", "--version":
+    print("trackhub \(TrackHubVersion.current)")
+    exit(0)
 case "-h", "--help", "help", nil:
     print(usage)
     exit(arguments.isEmpty ? 2 : 0)

@@ -62,4 +62,23 @@ import Testing
         #expect(hub.fixes.dropFirst().map { $0.now - first.ts } == [1_000, 4_000])
         #expect(hub.simulation.stats.tripsEnded == 1)
     }
+
+    @Test func replayStartsAtOnceAndEndsAfterItsLastAck() throws {
+        // docs/simulator.md: a replay plays the track and exits; no rider pauses around it
+        // (a 2-second track used to take up to 23 s: a start spread and an arrival dwell).
+        let track = RecordedTrack(name: "r", points: [.init(ts: 1_000, lat: 60, lon: 25), .init(ts: 3_000, lat: 60.0001, lon: 25)])
+        let start: Int64 = 1_750_000_000_000
+        var hub = FakeHub(simulation: Simulation(replay: track, settings: SimulationSettings()), start: start)
+        while !hub.simulation.isFinished { hub.step() }
+        let first = try #require(hub.fixes.first)
+        let last = try #require(hub.fixes.last)
+        // Fake-clock steps of 10 ms: connect, create, first fix; then the fix acked in the same
+        // step as it was sent, and the DELETE on the next one.
+        #expect(first.now - start <= 30)
+        #expect(hub.fixes.map { $0.ts - first.ts } == [0, 2_000])
+        #expect(hub.now - last.now <= 10)
+        #expect(hub.simulation.stats.tripsEnded == 1)
+        // It subscribes from event 0, so `trip_created` (sent before it subscribed) is counted.
+        #expect(hub.log.contains { $0.text.contains(#""op":"subscribe""#) && $0.text.contains(#""since_event":0"#) })
+    }
 }

@@ -29,6 +29,8 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
+    /// A signature made with another secret: during a rotation the next secret may match.
+    static let badSignature = TokenError("token signature is not valid")
 }
 
 /// JSON Web Tokens signed with HS256 (RFC 7519 / 7515), the only kind the hub accepts.
@@ -81,7 +83,7 @@ public enum JWT {
         let padded = signature.count == expected.count ? signature : [UInt8](repeating: 0, count: expected.count)
         let equal = HMACSHA256.constantTimeEqual(padded, expected)
         guard equal && signature.count == expected.count else {
-            return .failure(TokenError("token signature is not valid"))
+            return .failure(.badSignature)
         }
 
         guard let payload = try? JSONParser().parse(payloadBytes), case .object(let claims) = payload else {

@@ -44,17 +44,23 @@ extension Grants {
 /// Token enforcement: the upgrade, every op, every `/v1` route, and the token's life on a
 /// live connection. Open mode (no secret) grants everything and ignores tokens.
 extension Hub {
-    var isSecured: Bool { config.jwtSecret != nil }
+    var isSecured: Bool { !config.jwtSecrets.isEmpty }
 
-    /// Verifies a token; the error is `unauthorized` and names the token.
+    /// Verifies a token against each secret in turn (two during a rotation, PROTOCOL 14);
+    /// the error is `unauthorized` and names the token: a secret whose signature matched
+    /// explains better (say, `expired`) than one that merely did not match.
     func verifyToken(_ token: String, now: Int64) -> Result<Grants, ProtocolError> {
-        guard let secret = config.jwtSecret else { return .success(.everything) }
-        switch JWT.verify(token, secret: secret, nowMs: now) {
-        case .success(let claims):
-            return .success(Grants(claims: claims))
-        case .failure(let error):
-            return .failure(.unauthorized(error.message))
+        guard isSecured else { return .success(.everything) }
+        var verdict: TokenError?
+        for secret in config.jwtSecrets {
+            switch JWT.verify(token, secret: secret, nowMs: now) {
+            case .success(let claims):
+                return .success(Grants(claims: claims))
+            case .failure(let error):
+                if verdict == nil || verdict == .badSignature { verdict = error }
+            }
         }
+        return .failure(.unauthorized(verdict?.message ?? "token is not valid"))
     }
 
     // MARK: - WebSocket

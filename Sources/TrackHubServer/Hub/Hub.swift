@@ -16,7 +16,7 @@ public final class Hub: @unchecked Sendable {
     let originPolicy: OriginPolicy
     let store: TripStore
     let host: LWSServerHost
-    let serverName = "trackhub/0.1"
+    let serverName = TrackHubVersion.serverName
     var metrics = HubMetrics()
 
     var sessions: [ConnectionID: Session] = [:]

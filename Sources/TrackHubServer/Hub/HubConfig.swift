@@ -9,7 +9,9 @@ public struct HubConfig: Sendable {
     public var listenName: String?
     public var listenPort = 8080
     public var dataDirectory = "./trackhub-data"
-    public var jwtSecret: String?
+    /// `--jwt-secret` (or `--jwt-secret-file`): tokens signed with any of these verify; the
+    /// first signs (`trackhub token`), a second is the one being rotated out. Empty: open mode.
+    public var jwtSecrets: [String] = []
     public var tickHz = 10
     public var fleetHz = 1.0
     public var webRoot: String?
@@ -58,6 +60,12 @@ public struct HubConfig: Sendable {
     public var clusterSnapshotIntervalMs: Int64 = 30_000
 
     public init() {}
+
+    /// The signing secret, nil in open mode; setting it makes it the only one.
+    public var jwtSecret: String? {
+        get { jwtSecrets.first }
+        set { jwtSecrets = newValue.map { [$0] } ?? [] }
+    }
 
     /// The limits the protocol decoder enforces.
     public var protocolLimits: ProtocolLimits {
