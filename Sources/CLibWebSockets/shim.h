@@ -29,7 +29,6 @@ static inline void trackhub_lws_route_logs(void (*emit)(int level, const char *l
 }
 static inline int trackhub_lll_err(void) { return LLL_ERR; }
 static inline int trackhub_lll_warn(void) { return LLL_WARN; }
-static inline int trackhub_lll_notice(void) { return LLL_NOTICE; }
 /* The close code at the head of a close frame's payload (network order); 0: none. */
 static inline unsigned short trackhub_close_code(const void *payload, size_t len) {
     const unsigned char *p = (const unsigned char *)payload;

@@ -11,7 +11,7 @@ enum LWSLog {
     static func level(_ lws: Int32) -> LogLevel {
         if lws & trackhub_lll_err() != 0 { return .error }
         if lws & trackhub_lll_warn() != 0 { return .warn }
-        if lws & trackhub_lll_notice() != 0 { return .info }
+        // NOTICE is on only at --log-level debug (the libev plugin logs every socket event there).
         return .debug
     }
 }
@@ -23,7 +23,5 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     var text = String(cString: line)
     while let last = text.last, last.isNewline || last == " " { text.removeLast() }
     guard !text.isEmpty else { return }
-    // lws's level is already filtered by the mask given to lws_set_log_level; NOTICE is
-    // only on at debug, so it is written whatever HubLog's level says.
-    HubLog.log(LWSLog.level(level), text, [("source", .string("lws"))], always: true)
+    HubLog.log(LWSLog.level(level), text, [("source", .string("lws"))])
 }
