@@ -22,6 +22,18 @@ static inline uint64_t trackhub_opt_disable_os_ca_certs(void) { return (uint64_t
 /* Log levels: errors and warnings only (the Debian libev plugin is chatty at NOTICE). */
 static inline void trackhub_lws_quiet_logs(void) { lws_set_log_level(LLL_ERR | LLL_WARN, NULL); }
 static inline void trackhub_lws_silent_logs(void) { lws_set_log_level(0, NULL); }
+/* The server's lines go through `emit` (the hub's logger: its format, its redaction of
+   tokens). `verbose` adds NOTICE (--log-level debug). A NULL emit would keep the current one. */
+static inline void trackhub_lws_route_logs(void (*emit)(int level, const char *line), int verbose) {
+    lws_set_log_level(LLL_ERR | LLL_WARN | (verbose ? LLL_NOTICE : 0), emit);
+}
+static inline int trackhub_lll_err(void) { return LLL_ERR; }
+static inline int trackhub_lll_warn(void) { return LLL_WARN; }
+/* The close code at the head of a close frame's payload (network order); 0: none. */
+static inline unsigned short trackhub_close_code(const void *payload, size_t len) {
+    const unsigned char *p = (const unsigned char *)payload;
+    return (p && len >= 2) ? (unsigned short)((p[0] << 8) | p[1]) : 0;
+}
 
 /* Writes a text frame; the payload must sit after trackhub_lws_pre() bytes of headroom. */
 static inline int trackhub_lws_write_text(struct lws *wsi, unsigned char *payload, size_t len) {

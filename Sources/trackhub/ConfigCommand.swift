@@ -48,6 +48,7 @@ enum ConfigCommand {
             ("shutdown-timeout", duration(d.shutdownTimeoutMs), "how long SIGTERM waits to flush acks and close"),
             ("max-items", "\(d.maxItems)", "clusters per fleet answer, 1-100000"),
             ("log-level", d.logLevel, "error, warn, info or debug"),
+            ("log-format", d.logFormat, "text or json: one line per event, time-stamped"),
             ("event-loop", d.useLibev ? "libev" : "poll", "libev or poll"),
             ("cluster", "", "redis://HOST:PORT: be one node of several (docs/cluster.md)"),
             ("cluster-partitions", "\(d.clusterPartitions)", "streams of the shared log, the same on every node"),

@@ -1,25 +1,10 @@
-import Foundation
+import TrackHubServer
 
-/// One-line logs on stderr with a level; stdout is kept for what scripts read.
+/// The CLI's handle on the process logger (`HubLog`): the same lines, time stamps, format
+/// and redaction as the hub's own. `HubLog.configure` (in `serve`) sets the level and format;
+/// this only names the calls.
 struct Logger: Sendable {
-    enum Level: Int, Sendable { case error = 0, warn, info, debug }
-    let level: Level
-
-    init(level: String) {
-        switch level {
-        case "error": self.level = .error
-        case "warn": self.level = .warn
-        case "debug": self.level = .debug
-        default: self.level = .info
-        }
-    }
-
-    func error(_ message: String) { write(.error, "error", message) }
-    func warn(_ message: String) { write(.warn, "warn", message) }
-    func info(_ message: String) { write(.info, "info", message) }
-
-    private func write(_ at: Level, _ tag: String, _ message: String) {
-        guard at.rawValue <= level.rawValue else { return }
-        FileHandle.standardError.write(Data("trackhub \(tag): \(message)\n".utf8))
-    }
+    func error(_ message: String) { HubLog.error(message) }
+    func warn(_ message: String) { HubLog.warn(message) }
+    func info(_ message: String) { HubLog.info(message) }
 }

@@ -39,6 +39,7 @@ enum ServeCommand {
                                 how long SIGTERM waits to flush acks and close (default 10s)
       --max-items N             clusters per fleet answer, 1–100000 (default 2000)
       --log-level LEVEL         error, warn, info or debug (default info)
+      --log-format text|json    one line per event on stderr, time-stamped; json: one object a line (default text)
 
     Cluster mode (docs/cluster.md):
       --cluster redis://HOST:PORT
@@ -76,7 +77,7 @@ enum ServeCommand {
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
-        "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips",
+        "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file",
     ]
 
@@ -118,6 +119,10 @@ enum ServeCommand {
         if let level = flags.string("log-level") {
             guard ["error", "warn", "info", "debug"].contains(level) else { throw UsageError("--log-level: \(level) is not error, warn, info or debug") }
             config.logLevel = level
+        }
+        if let format = flags.string("log-format") {
+            guard LogFormat(rawValue: format) != nil else { throw UsageError("--log-format: \(format) is not text or json") }
+            config.logFormat = format
         }
         config.maxMessageBytes = try flags.bytes("max-message", range: 256...(64 << 20)) ?? config.maxMessageBytes
         config.maxBodyBytes = try flags.bytes("max-body", range: 1024...(1 << 30)) ?? config.maxBodyBytes
@@ -183,10 +188,11 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
             return 2
         }
-        let log = Logger(level: config.logLevel)
+        HubLog.configure(level: LogLevel(name: config.logLevel) ?? .info, format: LogFormat(rawValue: config.logFormat) ?? .text, secrets: config.jwtSecrets)
+        let log = Logger()
         if config.jwtSecret == nil {
             // Said at every log level: an open hub must never go unnoticed.
-            FileHandle.standardError.write(Data("trackhub warn: OPEN MODE: no --jwt-secret, every client may do everything. For development only.\n".utf8))
+            HubLog.log(.warn, "OPEN MODE: no --jwt-secret, every client may do everything. For development only.", always: true)
         }
         // Said without the secret itself: log lines never hold one (PROTOCOL 14).
         for (index, secret) in config.jwtSecrets.enumerated() where secret.utf8.count < SecretList.recommendedBytes {

@@ -60,7 +60,9 @@ extension Hub {
                 if verdict == nil || verdict == .badSignature { verdict = error }
             }
         }
-        return .failure(.unauthorized(verdict?.message ?? "token is not valid"))
+        let refusal = ProtocolError.unauthorized(verdict?.message ?? "token is not valid")
+        logTokenRefused(refusal)
+        return .failure(refusal)
     }
 
     // MARK: - WebSocket

@@ -31,8 +31,9 @@ extension Hub {
         metrics.connectionsOpen += 1
     }
 
-    func connectionClosed(_ id: ConnectionID) {
+    func connectionClosed(_ id: ConnectionID, close: WebSocketClose) {
         guard let session = sessions.removeValue(forKey: id) else { return }
+        logClosed(session, close: close)
         metrics.connectionsOpen -= 1
         for trip in session.subscriptions.keys {
             removeSubscriber(id, from: trip)
@@ -43,7 +44,9 @@ extension Hub {
 
     func connectionReceived(_ id: ConnectionID, message: [UInt8]) {
         metrics.messagesIn += 1
-        guard let session = sessions[id], !session.isClosing else { return }
+        let session = sessions[id]
+        session?.messagesIn += 1
+        guard let session, !session.isClosing else { return }
         let now = wallClockMillis()
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
@@ -65,6 +68,7 @@ extension Hub {
         if hasMore { session.awaitingWritable = true }
         metrics.messagesOut += 1
         metrics.bytesOut += message.count
+        session.messagesOut += 1
         return (message, hasMore)
     }
 
@@ -78,6 +82,7 @@ extension Hub {
             case .written:
                 metrics.messagesOut += 1
                 metrics.bytesOut += message.count
+                session.messagesOut += 1
                 return
             case .failed:
                 return  // lws closes it; connectionClosed cleans up

@@ -103,7 +103,8 @@ extension Hub {
                 }
             case .success:
                 let commitTime = wallClockMillis()
-                for request in requests { metrics.fixAck.observe(ms: commitTime - request.receivedAt) }
+                // Per fix, not per request: an HTTP batch of N fixes is N acks (PROTOCOL 14).
+                for request in requests { metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
                 for (request, judged) in zip(requests, judgedBatch) {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
                         applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt)

@@ -50,6 +50,8 @@ public struct HubConfig: Sendable {
     public var retainDays = 30
     public var syncFull = false
     public var logLevel = "info"
+    /// `--log-format`: text or json (PROTOCOL 14).
+    public var logFormat = "text"
     /// libev (epoll) in production; tests run several hubs in one process on the poll loop.
     public var useLibev = true
     /// Cluster mode (docs/cluster.md): the Redis holding the shared log; nil for one hub alone.

@@ -27,6 +27,11 @@ final class Session {
     var fixTokensUpdatedAt: Int64
     /// What the connection may do (open mode: everything).
     var grants: Grants
+    /// Messages received and written, for the log line when it closes (PROTOCOL 14).
+    var messagesIn = 0
+    var messagesOut = 0
+    /// When it opened on the monotonic clock (µs): its duration, whatever the wall clock does.
+    let openedMonotonic = monotonicMicros()
 
     init(id: ConnectionID, peerAddress: String, now: Int64, fixRate: Int, grants: Grants) {
         self.id = id

@@ -9,7 +9,8 @@ protocol ServerHostDelegate: AnyObject {
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest)
     /// One whole text message (fragments already joined, size already checked).
     func connectionReceived(_ id: ConnectionID, message: [UInt8])
-    func connectionClosed(_ id: ConnectionID)
+    /// `close`: who sent which close code, for the log line (PROTOCOL 14).
+    func connectionClosed(_ id: ConnectionID, close: WebSocketClose)
     /// A pong came back.
     func connectionAnsweredPing(_ id: ConnectionID)
     /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
@@ -21,6 +22,10 @@ protocol ServerHostDelegate: AnyObject {
     /// The host answered a request itself without running it (framing, body timeout, too
     /// many connections, body too large): for metrics and logs.
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason)
+    /// The last byte of an answer went to lws (status 0: the connection closed before a
+    /// whole answer was written); `durationSeconds` from the end of its headers. For the
+    /// access log.
+    func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double)
     /// Headers every answer to this request carries, the host's own refusals included (CORS).
     func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)]
     /// `wake()` was called from some thread (possibly several times: draining must be idempotent).
@@ -81,6 +86,8 @@ final class LWSServerHost: @unchecked Sendable {
     private var sockets: [ConnectionID: OpaquePointer] = [:]
     private var fragments: [ConnectionID: [UInt8]] = [:]
     private var pendingCloses: [ConnectionID: (code: UInt16, reason: String)] = [:]
+    /// The close code sent or received per WebSocket, reported once it is closed.
+    private var closes: [ConnectionID: WebSocketClose] = [:]
     private var upgrades: [OpaquePointer: UpgradeRequest] = [:]
     private var http: [ConnectionID: HTTPExchange] = [:]
     /// Requests whose body is still arriving, with the monotonic time it must be in by.
@@ -124,7 +131,7 @@ final class LWSServerHost: @unchecked Sendable {
 
     /// Creates the context and binds the listening socket. Call on the thread that will run it.
     func start() throws {
-        trackhub_lws_quiet_logs()
+        LWSLog.route(verbose: HubLog.isEnabled(.debug))
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = lwsServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
@@ -305,6 +312,7 @@ final class LWSServerHost: @unchecked Sendable {
             let request = makeUpgradeRequest(wsi)
             if !countConnection(wsi, peer: request.peerAddress) {
                 refuseHTTP(wsi, status: 429)
+                reportRefusedUpgrade(request, status: 429)
                 return 1
             }
             switch delegate?.upgradeRequested(request) ?? .refuse(status: 503) {
@@ -313,6 +321,7 @@ final class LWSServerHost: @unchecked Sendable {
                 return 0
             case .refuse(let status):
                 refuseHTTP(wsi, status: status)
+                reportRefusedUpgrade(request, status: status)
                 return 1
             }
 
@@ -327,6 +336,7 @@ final class LWSServerHost: @unchecked Sendable {
         case LWS_CALLBACK_RECEIVE:
             guard let wsi, let id = connectionID(user) else { return -1 }
             if lws_frame_is_binary(wsi) != 0 {
+                closes[id] = .hub(UInt16(LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE.rawValue))
                 lws_close_reason(wsi, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, nil, 0)
                 return -1
             }
@@ -334,6 +344,7 @@ final class LWSServerHost: @unchecked Sendable {
             if buffer.count + length > options.maxMessageBytes {
                 fragments[id] = nil
                 let text = "message over \(options.maxMessageBytes) bytes"
+                closes[id] = .hub(UInt16(LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE.rawValue))
                 closeNow(wsi, code: LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, reason: text)
                 return -1
             }
@@ -355,6 +366,7 @@ final class LWSServerHost: @unchecked Sendable {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let wsi, let id = connectionID(user) else { return -1 }
             if let close = pendingCloses[id] {
+                closes[id] = .hub(close.code)
                 closeNow(wsi, code: lws_close_status(rawValue: UInt32(close.code)), reason: close.reason)
                 return -1
             }
@@ -366,10 +378,19 @@ final class LWSServerHost: @unchecked Sendable {
             if next.hasMore { lws_callback_on_writable(wsi) }
             return 0
 
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // The peer's close frame (lws echoes it when we return 0). 1005: it had no code.
+            if let id = connectionID(user), closes[id] == nil {
+                let code = trackhub_close_code(input, length)
+                closes[id] = .peer(code == 0 ? 1005 : code)
+            }
+            return 0
+
         case LWS_CALLBACK_CLOSED:
             guard let id = connectionID(user) else { return 0 }
+            let close = closes.removeValue(forKey: id) ?? .none
             forget(id)
-            delegate?.connectionClosed(id)
+            delegate?.connectionClosed(id, close: close)
             return 0
 
         case LWS_CALLBACK_HTTP:
@@ -409,8 +430,9 @@ final class LWSServerHost: @unchecked Sendable {
         case LWS_CALLBACK_CLOSED_HTTP:
             if let id = connectionID(user) {
                 let wasKnown = sockets[id] != nil
+                if let unfinished = http[id] { reportHTTPCompleted(unfinished, status: 0) }
                 forget(id)
-                if wasKnown { delegate?.connectionClosed(id) }
+                if wasKnown { delegate?.connectionClosed(id, close: .none) }
             }
             return 0
 
@@ -439,6 +461,8 @@ final class LWSServerHost: @unchecked Sendable {
         /// Handed to the delegate already (lws still reports BODY_COMPLETION for a POST/PUT
         /// dispatched without a body, which would run e.g. a `proceed` twice).
         var dispatched = false
+        /// When its headers were in (monotonic µs), for the access log's duration.
+        let startedAt = monotonicMicros()
 
         init(request: HTTPRequest) { self.request = request }
     }
@@ -654,6 +678,7 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     private func finishHTTP(wsi: OpaquePointer, id: ConnectionID) -> Int32 {
+        if let exchange = http[id] { reportHTTPCompleted(exchange, status: exchange.response?.status ?? 0) }
         let close = http[id]?.closeAfterResponse ?? false
         http[id] = nil
         sockets[id] = nil
@@ -661,6 +686,19 @@ final class LWSServerHost: @unchecked Sendable {
         if close { return -1 }
         if lws_http_transaction_completed(wsi) != 0 { return -1 }
         return 0
+    }
+
+    private func reportHTTPCompleted(_ exchange: HTTPExchange, status: Int) {
+        let seconds = Double(monotonicMicros() - exchange.startedAt) / 1_000_000
+        delegate?.httpCompleted(request: exchange.request, status: status, durationSeconds: seconds)
+    }
+
+    /// A refused upgrade is an HTTP answer too (a 401 for a bad `?token=`): logged like one.
+    private func reportRefusedUpgrade(_ upgrade: UpgradeRequest, status: Int) {
+        let request = HTTPRequest(
+            connection: ConnectionID(raw: 0), method: .get, path: upgrade.path, query: upgrade.query,
+            origin: upgrade.origin, host: upgrade.host, authorization: nil, peerAddress: upgrade.peerAddress, body: [])
+        delegate?.httpCompleted(request: request, status: status, durationSeconds: 0)
     }
 
     private func refuseHTTP(_ wsi: OpaquePointer, status: Int) {
@@ -689,6 +727,7 @@ final class LWSServerHost: @unchecked Sendable {
         pendingCloses[id] = nil
         http[id] = nil
         bodyDeadlines[id] = nil
+        closes[id] = nil
     }
 
     /// Counts a connection on its first request; false when its address is over the limit.

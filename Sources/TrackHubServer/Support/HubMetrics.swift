@@ -1,5 +1,8 @@
+import TrackHubProtocol
+
 /// Counters the hub exposes at `/metrics` (Prometheus text). Owned by the service thread;
-/// `render` runs there too.
+/// `render` runs there too. Names follow Prometheus: base units (seconds, bytes), counters
+/// end in `_total`; docs/operations.md has the full table.
 struct HubMetrics {
     var connectionsOpened = 0
     var connectionsOpen = 0
@@ -36,7 +39,8 @@ struct HubMetrics {
     var fleetViewportsComputed = 0
     var fleetMessagesEncoded = 0
     var fleetRebuildSecondsLast = 0.0
-    /// A fix received → its ack queued (a hub on its own).
+    /// A fix received → its ack queued (a hub on its own); observed once per fix, so a batch
+    /// of N fixes counts N.
     var fixAck = LatencyHistogramMetric()
     /// A store batch handed to the store → its completion run on the service thread.
     var storeCommit = LatencyHistogramMetric()
@@ -46,7 +50,9 @@ struct HubMetrics {
     var clusterSnapshotsWritten = 0
 
     func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, cluster: (up: Bool, lagMs: Int64)? = nil) -> String {
-        var out = ""
+        var out = "# HELP trackhub_build_info The running version, as a label; the value is 1.\n# TYPE trackhub_build_info gauge\n"
+        out += "trackhub_build_info{version=\"\(TrackHubVersion.current)\"} 1\n"
+        out += ProcessMetrics.read()?.render() ?? ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: Double, labels: String = "") {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(format(value))\n"
         }
@@ -76,7 +82,9 @@ struct HubMetrics {
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
         if let cluster {
             metric("trackhub_cluster_redis_up", "gauge", "1 while the cluster log in Redis answers.", cluster.up ? 1 : 0)
-            metric("trackhub_cluster_lag_ms", "gauge", "This node's clock minus the log time it has applied up to.", Double(cluster.lagMs))
+            // -1 until the node has applied anything (no log time yet).
+            let lag = cluster.lagMs < 0 ? -1 : Double(cluster.lagMs) / 1000
+            metric("trackhub_cluster_lag_seconds", "gauge", "This node's clock minus the log time it has applied up to, in seconds.", lag)
             metric("trackhub_cluster_log_appends_total", "counter", "Commands appended to the cluster log.", Double(clusterAppends))
             metric("trackhub_cluster_append_failures_total", "counter", "Appends Redis did not take (answered unavailable).", Double(clusterAppendFailures))
             metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(clusterEntriesApplied))

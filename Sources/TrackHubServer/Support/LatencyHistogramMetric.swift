@@ -6,13 +6,15 @@ struct LatencyHistogramMetric {
     private(set) var sumMs: Int64 = 0
     private(set) var total = 0
 
-    mutating func observe(ms: Int64) {
+    /// `count`: how many observations of this same duration (a batch of fixes acked together).
+    mutating func observe(ms: Int64, count: Int = 1) {
+        guard count > 0 else { return }
         let value = max(0, ms)
         var i = 0
         while i < Self.boundsMs.count && value > Self.boundsMs[i] { i += 1 }
-        counts[i] += 1
-        sumMs += value
-        total += 1
+        counts[i] += count
+        sumMs += value * Int64(count)
+        total += count
     }
 
     func render(_ name: String, help: String) -> String {

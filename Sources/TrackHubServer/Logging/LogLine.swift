@@ -1,0 +1,145 @@
+import Foundation
+import TrackHubProtocol
+
+/// How much is logged: a line is written when its level is at or below the configured one.
+public enum LogLevel: Int, Sendable, Comparable {
+    case error = 0, warn, info, debug
+
+    public init?(name: String) {
+        switch name {
+        case "error": self = .error
+        case "warn": self = .warn
+        case "info": self = .info
+        case "debug": self = .debug
+        default: return nil
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .error: "error"
+        case .warn: "warn"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// `--log-format`: `text` for people, `json` (one object per line) for log collectors.
+public enum LogFormat: String, Sendable {
+    case text, json
+}
+
+/// A value of a log line's field. Durations are `seconds` (written with microseconds, never
+/// in exponent form, so a text line reads `duration_s=0.000412`).
+public enum LogValue: Sendable, Equatable {
+    case string(String)
+    case int(Int)
+    case seconds(Double)
+}
+
+/// One event, as the logger writes it: PROTOCOL 14's `time`, `level` and `msg`, then the
+/// event's own fields in order. Pure: the tests encode lines without a clock or a stream.
+public struct LogLine: Sendable {
+    public var timeMillis: Int64
+    public var level: LogLevel
+    public var message: String
+    public var fields: [(key: String, value: LogValue)]
+
+    public init(timeMillis: Int64, level: LogLevel, message: String, fields: [(key: String, value: LogValue)] = []) {
+        self.timeMillis = timeMillis
+        self.level = level
+        self.message = message
+        self.fields = fields
+    }
+
+    /// The line without its newline. Every string (the message, every string field) has been
+    /// through `redact` first: no format can leak what the redaction removes.
+    public func encoded(_ format: LogFormat, redact: (String) -> String = LogRedaction.redact) -> String {
+        let time = Self.timestamp(timeMillis)
+        switch format {
+        case .json:
+            var w = JSONWriter(headroom: 0, capacity: 160)
+            w.beginObject()
+            w.field("time", time)
+            w.field("level", level.name)
+            w.field("msg", redact(message))
+            for (key, value) in fields {
+                w.key(key)
+                switch value {
+                case .string(let text): w.string(redact(text))
+                case .int(let number): w.int(number)
+                case .seconds(let seconds): w.raw(Self.decimal(seconds))
+                }
+            }
+            w.endObject()
+            return String(decoding: w.finish(), as: UTF8.self)
+        case .text:
+            // `<time> <level> <msg> key=value ...`: the time first, so `sort` and `grep ^2025`
+            // work; a value with a space or a quote is quoted, logfmt style.
+            var out = "\(time) \(level.name) \(Self.oneLine(redact(message)))"
+            for (key, value) in fields {
+                out += " \(key)="
+                switch value {
+                case .string(let text): out += Self.textValue(redact(text))
+                case .int(let number): out += String(number)
+                case .seconds(let seconds): out += Self.decimal(seconds)
+                }
+            }
+            return out
+        }
+    }
+
+    /// ISO 8601 in UTC with milliseconds: `2025-06-01T10:00:00.123Z`.
+    public static func timestamp(_ millis: Int64) -> String {
+        var seconds = time_t(millis.floorDiv(1000))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let ms = Int32(millis - millis.floorDiv(1000) * 1000)
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(ms, 3))Z"
+    }
+
+    /// Seconds with six decimals, as a JSON number and a text value alike.
+    static func decimal(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "0" }
+        let micros = Int64((abs(seconds) * 1_000_000).rounded())
+        let fraction = String(micros % 1_000_000)
+        return (seconds < 0 && micros > 0 ? "-" : "") + "\(micros / 1_000_000)."
+            + String(repeating: "0", count: 6 - fraction.count) + fraction
+    }
+
+    /// A message on one line: a newline inside one would make a second, unparseable line.
+    static func oneLine(_ text: String) -> String {
+        guard text.contains(where: { $0.isNewline }) else { return text }
+        return String(text.map { $0.isNewline ? " " : $0 })
+    }
+
+    static func textValue(_ text: String) -> String {
+        let needsQuotes = text.isEmpty || text.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }
+        guard needsQuotes else { return text }
+        var out = "\""
+        for character in text {
+            switch character {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where character.isNewline: out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out + "\""
+    }
+}
+
+private extension Int64 {
+    func floorDiv(_ divisor: Int64) -> Int64 {
+        let q = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? q - 1 : q
+    }
+}
