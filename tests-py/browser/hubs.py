@@ -1,10 +1,14 @@
-"""The hub under test for the browser tests: the fake hub (default) or the real
-`trackhub` binary when TRACKHUB_BIN is set (the directory holding `trackhub`).
+"""The hub under test for the browser tests: the real `trackhub` release binary.
 
-Both offer the same small interface:
+TRACKHUB_BIN names it (the build's bin directory or the executable, as for every
+end-to-end test; scripts/test.sh sets it). `HubUnderTest` runs `trackhub serve` on
+127.0.0.1 with an ephemeral port, a temporary `--data` and this checkout's
+`web-client/` as `--web-root`, optionally secured with `--jwt-secret`, and offers:
   base_url, ws_url       where the pages and the WebSocket are
-  create_trip(...)       a new trip (fake: from Python; real: POST /v1/trips)
-  stop() / start()       a restart on the same port, state kept
+  create_trip(...)       POST /v1/trips (PROTOCOL 5), with an admin token when secured
+  token(scopes, trips)   a JWT the hub accepts, from `trackhub token` (PROTOCOL 9)
+  courier_token          a courier token for every trip when secured, else None
+  stop() / start()       a restart on the same port, the data directory kept
   close()
 and `Courier`, a WebSocket client sending `fix` and `proceed` ops like a courier app.
 """
@@ -23,69 +27,51 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+PARENT = os.path.dirname(HERE)
+for path in (HERE, PARENT):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from hubproc import SKIP_MESSAGE, clean_env, trackhub_binary  # noqa: E402,F401
 
 SUBPROTOCOL = "trackhub.v1"
 WEB_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "web-client"))
 
 
-class FakeHubUnderTest:
-    is_fake = True
-
-    def __init__(self):
-        from fake_hub import FakeHub
-        self.hub = FakeHub().start()
-
-    @property
-    def base_url(self):
-        return self.hub.base_url
-
-    @property
-    def ws_url(self):
-        return self.hub.ws_url
-
-    @property
-    def seen_tokens(self):
-        return list(self.hub.seen_tokens)
-
-    def create_trip(self, trip_id, route, waypoints=None, rider=None, config=None, destination=None):
-        return self.hub.create_trip(trip_id, route=route, waypoints=waypoints, destination=destination, rider=rider, config=config)
-
-    def stop(self):
-        self.hub.stop()
-
-    def start(self):
-        self.hub.start()
-
-    def close(self):
-        self.hub.close()
-
-
-class RealHubUnderTest:
-    is_fake = False
-
-    def __init__(self, bin_dir):
-        self.exe = os.path.join(bin_dir, "trackhub")
-        if not os.path.exists(self.exe):
-            raise FileNotFoundError(self.exe)
+class HubUnderTest:
+    def __init__(self, jwt_secret=None):
+        self.exe = trackhub_binary()
+        if not self.exe or not os.path.exists(self.exe):
+            raise FileNotFoundError(self.exe or SKIP_MESSAGE)
+        self.jwt_secret = jwt_secret
         self.data = tempfile.mkdtemp(prefix="trackhub-web-test-")
         self.listen = "127.0.0.1:0"
         self.proc = None
         self.base_url = None
         self.log_lines = []
+        self.admin_token = self.token(["admin"]) if jwt_secret else None
+        self.courier_token = self.token(["courier"], ["*"]) if jwt_secret else None
         self.start()
 
     @property
     def ws_url(self):
         return self.base_url.replace("http", "ws", 1) + "/v1/ws"
 
-    seen_tokens = None
+    def token(self, scopes, trips=()):
+        """A token signed with the hub's secret, as `trackhub token` prints it."""
+        args = [self.exe, "token", "--secret", self.jwt_secret, "--scope", ",".join(scopes), "--ttl", "1h"]
+        for trip in trips:
+            args += ["--trip", trip]
+        out = subprocess.run(args, env=clean_env(), stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=30, check=True)
+        return out.stdout.strip()
 
     def start(self):
-        self.proc = subprocess.Popen(
-            [self.exe, "serve", "--listen", self.listen, "--data", self.data, "--web-root", WEB_ROOT],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        args = [self.exe, "serve", "--listen", self.listen, "--data", self.data, "--web-root", WEB_ROOT]
+        if self.jwt_secret:
+            args += ["--jwt-secret", self.jwt_secret]
+        self.proc = subprocess.Popen(args, env=clean_env(), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         deadline = time.time() + 30
         found = threading.Event()
 
@@ -95,7 +81,8 @@ class RealHubUnderTest:
                 if not found.is_set() and "listening on http" in line:
                     self.base_url = line.strip().split("listening on ", 1)[1].strip().rstrip("/")
                     found.set()
-        threading.Thread(target=reader, daemon=True).start()
+        self.reader = threading.Thread(target=reader, daemon=True)
+        self.reader.start()
         while not found.wait(0.1):
             if self.proc.poll() is not None or time.time() > deadline:
                 raise RuntimeError("trackhub serve did not start:\n" + "\n".join(self.log_lines[-30:]))
@@ -110,6 +97,9 @@ class RealHubUnderTest:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        if self.proc:
+            self.reader.join(5)  # it ends at the pipe's end of file
+            self.proc.stdout.close()
 
     def close(self):
         self.stop()
@@ -125,18 +115,18 @@ class RealHubUnderTest:
             body["config"] = config
         if destination:
             body["destination"] = destination
+        headers = {"Content-Type": "application/json"}
+        if self.admin_token:
+            headers["Authorization"] = f"Bearer {self.admin_token}"
         req = urllib.request.Request(self.base_url + "/v1/trips", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+                                     headers=headers)
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
 
 
-def hub_under_test():
-    """The hub to test against: the real one with TRACKHUB_BIN, else the fake hub."""
-    bin_dir = os.environ.get("TRACKHUB_BIN")
-    if bin_dir:
-        return RealHubUnderTest(bin_dir)
-    return FakeHubUnderTest()
+def hub_under_test(jwt_secret=None):
+    """A fresh release hub (secured with `jwt_secret` if given), started."""
+    return HubUnderTest(jwt_secret)
 
 
 class Courier:

@@ -1,12 +1,13 @@
 """Browser tests of the web client (headless Chromium through Selenium).
 
-The hub under test is the fake hub in fake_hub.py, or the real binary when
-TRACKHUB_BIN names the directory holding `trackhub` (see hubs.py). Conditions are
-awaited with deadlines (WebDriverWait), never with sleeps. Screenshots go to
-test-artifacts/ at the repository root.
+The hub under test is the real release binary that TRACKHUB_BIN names (see hubs.py):
+one `trackhub serve` per test on an ephemeral loopback port with a temporary `--data`.
+Trips are created with POST /v1/trips and driven with `fix`/`proceed` ops. The hub
+animates in real time, so conditions are awaited with deadlines (WebDriverWait), never
+with sleeps. Screenshots go to test-artifacts/ at the repository root.
 
-Run:  python3 -m unittest discover -s tests-py -p 'test_*.py' -v
-  or  python3 -m unittest tests-py/browser/test_web_client.py -v
+Run:  TRACKHUB_BIN=$(swift build -c release --show-bin-path) python3 -m unittest discover -s tests-py -p 'test_*.py' -v
+  or  cd tests-py && TRACKHUB_BIN=... python3 -m unittest browser.test_web_client -v
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if HERE not in sys.path:
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 ARTIFACTS = os.path.join(REPO, "test-artifacts")
 
-from hubs import Courier, hub_under_test  # noqa: E402
+from hubs import SKIP_MESSAGE, Courier, hub_under_test, trackhub_binary  # noqa: E402
 
 try:
     from selenium import webdriver
@@ -54,8 +55,19 @@ if not HAVE_SELENIUM:
     SKIP_REASON = "selenium is not installed (pip install selenium==4.25.0)"
 elif not CHROMIUM or not CHROMEDRIVER:
     SKIP_REASON = "chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
-elif not os.path.isfile("/usr/share/javascript/leaflet/leaflet.js") and not os.environ.get("TRACKHUB_BIN"):
+elif trackhub_binary() is None:
+    SKIP_REASON = SKIP_MESSAGE
+elif not os.path.isfile("/usr/share/javascript/leaflet/leaflet.js"):
     SKIP_REASON = "libjs-leaflet is not installed (apt-get install libjs-leaflet)"
+
+# The secret of the hubs that tests marked @secured run with.
+SECRET = "browser-test-secret-at-least-32-bytes"
+
+
+def secured(test):
+    """Runs the test against a hub started with `--jwt-secret SECRET` (PROTOCOL 2)."""
+    test.jwt_secret = SECRET
+    return test
 
 
 # ---- geometry helpers (metres along a [lon, lat] line) ---------------------------------
@@ -124,7 +136,7 @@ class WebClientTest(unittest.TestCase):
             cls.driver.quit()
 
     def setUp(self):
-        self.hub = hub_under_test()
+        self.hub = hub_under_test(getattr(getattr(self, self._testMethodName), "jwt_secret", None))
         self.couriers = []
 
     def tearDown(self):
@@ -149,7 +161,7 @@ class WebClientTest(unittest.TestCase):
 
     # ---- helpers ------------------------------------------------------------------------
     def courier(self):
-        c = Courier(self.hub.ws_url)
+        c = Courier(self.hub.ws_url, token=self.hub.courier_token)
         self.couriers.append(c)
         return c
 
@@ -297,8 +309,6 @@ class WebClientTest(unittest.TestCase):
         self.shot("arrived")
 
     def test_jump_is_placed_without_sliding(self):
-        if self.hub.is_fake:
-            self.skipTest("the fake hub does not model the catch-up limit (PROTOCOL 6.2); run with TRACKHUB_BIN")
         trip = unique("jump")
         self.hub.create_trip(trip, route=ROUTE)
         courier = self.courier()
@@ -339,9 +349,8 @@ class WebClientTest(unittest.TestCase):
         self.wait(lambda: self.attr("trip-status", "data-status") == "arrived", message="arrived")
         self.wait(lambda: self.text("eta") == "Arrived", message="Arrived text")
         self.wait(lambda: self.progress() == 100, message="progress 100 on the trip view")
-        if not self.hub.is_fake:
-            # PROTOCOL 6.7: the marker goes on to the destination.
-            self.wait(lambda: dist_m(self.marker(), ROUTE[-1]) < 1, message="marker at the destination")
+        # PROTOCOL 6.7: the marker goes on to the destination.
+        self.wait(lambda: dist_m(self.marker(), ROUTE[-1]) < 1, message="marker at the destination")
         self.shot("arrived")
         self.open("/")
         row = f"[data-testid='trip-row'][data-trip='{trip}']"
@@ -354,7 +363,7 @@ class WebClientTest(unittest.TestCase):
         a, b = unique("list-a"), unique("list-b")
         self.hub.create_trip(a, route=ROUTE, rider={"id": "r1", "name": "Bea"})
         self.hub.create_trip(b, route=ROUTE)
-        self.open("/?token=secret-123" if self.hub.is_fake else "/")
+        self.open("/")
         row = lambda tid: self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}']`)?.getAttribute('data-status') ?? null", tid)  # noqa: E731
         self.wait(lambda: row(a) == "pending" and row(b) == "pending", message="both trips listed as pending")
         courier = self.courier()
@@ -362,16 +371,47 @@ class WebClientTest(unittest.TestCase):
         courier.fix(a, p[0], p[1], int(time.time() * 1000) - 60_000, seq=1)
         self.wait(lambda: row(a) == "moving", timeout=10, message="list polls the new status")
         href = self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}'] a`).getAttribute('href')", a)
-        if self.hub.is_fake:
-            self.assertEqual(href, f"/trips/{a}?token=secret-123")
-            self.assertIn(("http", "secret-123"), self.hub.seen_tokens)
-        else:
-            self.assertEqual(href, f"/trips/{a}")
+        self.assertEqual(href, f"/trips/{a}")
         self.shot("list")
         self.driver.find_element(By.CSS_SELECTOR, f"[data-testid='trip-row'][data-trip='{a}'] a").click()
         self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip page from the list")
-        if self.hub.is_fake:
-            self.wait(lambda: ("ws", "secret-123") in self.hub.seen_tokens, message="token on the WebSocket URL")
+
+    @secured
+    def test_pages_carry_the_token_to_a_secured_hub(self):
+        """?token= goes on the list's GET /v1/trips (as Bearer), on its links, and on the
+        trip page's WebSocket: a secured hub (PROTOCOL 2) refuses each without it, so the
+        pages working at all is the proof."""
+        a, b, other = unique("tok-a"), unique("tok-b"), unique("tok-other")
+        for tid in (a, b, other):
+            self.hub.create_trip(tid, route=ROUTE)
+        token = self.hub.token(["viewer"], trips=[a, b])
+        note = lambda: self.js("return document.querySelector('.list-note')?.textContent ?? ''")  # noqa: E731
+        # Without a token the hub answers 401: the page says so and lists nothing.
+        self.open("/")
+        self.wait(lambda: "Not allowed" in note(), message=f"the list says it is not allowed (got {note()!r})")
+        self.assertEqual(self.js("return document.querySelectorAll(\"[data-testid='trip-row']\").length"), 0)
+        # With it: the token's trips, and only those.
+        self.open(f"/?token={token}")
+        row = lambda tid: self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}']`)?.getAttribute('data-status') ?? null", tid)  # noqa: E731
+        self.wait(lambda: row(a) == "pending" and row(b) == "pending", message="the token's trips listed as pending")
+        self.assertIsNone(row(other), "a trip outside the token is listed")
+        self.assertNotIn("Not allowed", note())
+        courier = self.courier()
+        p = point_along(ROUTE, 0)
+        courier.fix(a, p[0], p[1], int(time.time() * 1000) - 60_000, seq=1)
+        self.wait(lambda: row(a) == "moving", timeout=10, message="list polls the new status")
+        href = self.js("return document.querySelector(`[data-testid='trip-row'][data-trip='${arguments[0]}'] a`).getAttribute('href')", a)
+        self.assertEqual(href, f"/trips/{a}?token={token}")
+        self.shot("list")
+        self.driver.find_element(By.CSS_SELECTOR, f"[data-testid='trip-row'][data-trip='{a}'] a").click()
+        # The trip page's status comes only over the WebSocket (snapshot of its subscription).
+        self.wait(lambda: self.attr("trip-status", "data-status") == "moving", message="trip page from the list, subscribed")
+        self.assertEqual(self.attr("connection", "data-state"), "open")
+        # The same page without the token: the subscription is refused and the page says so.
+        self.open(f"/trips/{a}")
+        banner = lambda: self.js("return document.querySelector('.banner')?.textContent ?? ''")  # noqa: E731
+        self.wait(lambda: "Not allowed to follow this trip" in banner(), message=f"refused without the token (got {banner()!r})")
+        self.assertNotEqual(self.attr("trip-status", "data-status"), "moving")
 
     def test_fleet_clusters(self):
         courier = self.courier()
