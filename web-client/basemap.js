@@ -149,7 +149,7 @@ function makeRoadLayer(lines, stats) {
       const z = coords.z;
       const origin = coords.scaleBy(size);
       // The tile's bbox, widened by the widest line so a line just outside still shows its edge.
-      const pad = STYLES[STYLES.length - 1].width(z);
+      const pad = Math.max(...STYLES.map((s) => s.width(z)));
       const nw = map.unproject(origin.subtract([pad, pad]), z);
       const se = map.unproject(origin.add(size).add([pad, pad]), z);
       const bbox = [nw.lng, se.lat, se.lng, nw.lat];
