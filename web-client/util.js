@@ -1,21 +1,22 @@
 // Page helpers shared by the views: URL parameters, token, HTTP, links, maps.
 
 import { connect, pageHubUrl } from "./trackhub-client.js";
+import { attachBasemap, basemapMode } from "./basemap.js";
 
 export const params = new URLSearchParams(location.search);
 export const token = params.get("token") || null;
 
-/** Query string to carry from page to page (the token and the tile choice). */
+/** Query string to carry from page to page (the token, the tile and basemap choices). */
 export function carriedQuery(extra = {}) {
   const q = new URLSearchParams();
   if (token) q.set("token", token);
-  if (params.get("tiles")) q.set("tiles", params.get("tiles"));
+  for (const k of ["tiles", "basemap"]) if (params.get(k)) q.set(k, params.get(k));
   for (const [k, v] of Object.entries(extra)) if (v !== null && v !== undefined) q.set(k, v);
   const s = q.toString();
   return s ? `?${s}` : "";
 }
 
-/** Link to a page of this app, keeping ?token= (and ?tiles=). */
+/** Link to a page of this app, keeping ?token= (and ?tiles=, ?basemap=). */
 export function pageLink(path, extra) {
   return path + carriedQuery(extra);
 }
@@ -79,7 +80,9 @@ export function tileTemplate() {
   return "https://tile.openstreetmap.org/{z}/{x}/{y}.png";
 }
 
-/** A Leaflet map in `el` with the configured tiles; works (plain background) without them. */
+/** A Leaflet map in `el` with the configured tiles. Without them (none configured, or they
+ *  fail to load) it draws the sample roads as a vector basemap (basemap.js) on a plain
+ *  background; `?basemap=vector` always draws them, `?basemap=none` never. */
 export function makeMap(el, options = {}) {
   const map = L.map(el, {
     zoomControl: false,
@@ -103,8 +106,10 @@ export function makeMap(el, options = {}) {
     layer.on("tileerror", () => { el.classList.add("tiles-failing"); });
     layer.on("tileload", () => { el.classList.remove("tiles-failing"); });
     layer.addTo(map);
+    attachBasemap(map, { tileLayer: layer, mode: basemapMode(params) });
   } else {
     map.attributionControl.addAttribution("TrackHub");
+    attachBasemap(map, { tileLayer: null, mode: basemapMode(params) });
   }
   return map;
 }

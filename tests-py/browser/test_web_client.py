@@ -12,13 +12,22 @@ Run:  TRACKHUB_BIN=$(swift build -c release --show-bin-path) python3 -m unittest
 
 from __future__ import annotations
 
+import http.server
+import json
 import math
 import os
 import re
 import shutil
+import ssl
+import struct
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 import unittest
+import urllib.parse
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -96,6 +105,113 @@ ROUTE = [[-9.1500, 38.7100], [-9.1440, 38.7130], [-9.1390, 38.7170], [-9.1330, 3
 ROUTE_LEN = line_length(ROUTE)
 STOP_ALONG = 800.0
 STOP = point_along(ROUTE, STOP_ALONG)
+
+
+# The vector basemap (web-client/basemap.json, from data/samples/ by scripts/make_basemap.py).
+BASEMAP_FILE = os.path.join(REPO, "web-client", "basemap.json")
+
+
+def basemap_lines(cls):
+    with open(BASEMAP_FILE, encoding="utf-8") as f:
+        features = json.load(f)["features"]
+    return [line for feat in features if feat["properties"]["class"] == cls for line in feat["geometry"]["coordinates"]]
+
+
+HELSINKI_STREETS = basemap_lines("street")
+# A trip along the longest street of the sample roads (central Helsinki).
+HELSINKI_ROUTE = max(HELSINKI_STREETS, key=line_length)
+
+
+def tile_png(rgb=(170, 211, 223)):
+    """A 256 x 256 PNG of one colour."""
+    raw = b"".join(b"\x00" + bytes(rgb) * 256 for _ in range(256))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 256, 256, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+class TileServer:
+    """A tile server on a loopback port: HTTPS (the page's CSP takes images from https: only)
+    with a throw-away self-signed certificate; every /{z}/{x}/{y}.png is the same PNG."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="trackhub-tiles-")
+        cert, key = os.path.join(self.dir, "cert.pem"), os.path.join(self.dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+        png = tile_png()
+        self.requests = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                server.requests.append(self.path)
+                ok = re.fullmatch(r"/\d+/\d+/\d+\.png", self.path) is not None
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Type", "image/png" if ok else "text/plain")
+                body = png if ok else b"not found"
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.template = f"https://127.0.0.1:{self.httpd.server_address[1]}/{{z}}/{{x}}/{{y}}.png"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# Reads the basemap's canvas tiles (of the zoom shown) where the given roads are: `road`, the
+# alpha at a road's vertex in view, and `clear`, the alpha at a point of the map at least
+# 14 px from every road, both null when there is no such point.
+BASEMAP_PROBE = """
+const lines = arguments[0];
+const b = window.trackhubBasemap;
+const mapEl = document.querySelector('.map');
+const rect = mapEl.getBoundingClientRect();
+const z = String(b.zoom());
+const canvases = [...mapEl.querySelectorAll("canvas[data-testid='basemap-tile']")].filter(c => c.dataset.z === z);
+function alphaAt(x, y) {
+  for (const c of canvases) {
+    const r = c.getBoundingClientRect();
+    if (x >= r.left && x < r.right && y >= r.top && y < r.bottom) {
+      const px = Math.floor((x - r.left) * c.width / r.width), py = Math.floor((y - r.top) * c.height / r.height);
+      return c.getContext('2d').getImageData(px, py, 1, 1).data[3];
+    }
+  }
+  return null;
+}
+const inside = ([x, y]) => x >= rect.left + 2 && x < rect.right - 2 && y >= rect.top + 2 && y < rect.bottom - 2;
+const screen = lines.map(l => l.map(p => b.toScreen(p[0], p[1])));
+let road = null;
+for (const l of screen) { for (const q of l) if (road === null && inside(q)) road = alphaAt(q[0], q[1]); }
+function distToSeg(p, a, c) {
+  const dx = c[0] - a[0], dy = c[1] - a[1];
+  const t = dx || dy ? Math.max(0, Math.min(1, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / (dx * dx + dy * dy))) : 0;
+  return Math.hypot(p[0] - a[0] - t * dx, p[1] - a[1] - t * dy);
+}
+let clear = null;
+outer: for (let y = rect.top + 8; y < rect.bottom - 8; y += 16) {
+  for (let x = rect.left + 8; x < rect.right - 8; x += 16) {
+    let near = false;
+    for (const l of screen) { for (let i = 1; i < l.length && !near; i++) near = distToSeg([x, y], l[i - 1], l[i]) < 14; if (near) break; }
+    if (!near && alphaAt(x, y) !== null) { clear = alphaAt(x, y); break outer; }
+  }
+}
+const perTile = canvases.map(c => parseInt(c.dataset.lines));
+return { road, clear, perTile, tiles: canvases.length, lines: b.lines };
+"""
 
 
 def unique(prefix):
@@ -548,12 +664,201 @@ class WebClientTest(unittest.TestCase):
         self.assertEqual(r["off1"], 9490)
         self.assertEqual(r["off2"], 19000)
 
+    # ---- the vector basemap -------------------------------------------------------------
+    def basemap(self):
+        return self.js("const b = window.trackhubBasemap; return b ? {state: b.state, reason: b.reason, lines: b.lines, "
+                       "tilesDrawn: b.tilesDrawn, linesDrawn: b.linesDrawn, moving: b.moving, "
+                       "tiles: b.tiles && {ok: b.tiles.totalOk, failed: b.tiles.totalFailed, settled: b.tiles.settled}} : null;")
+
+    def wait_basemap_drawn(self):
+        self.wait(lambda: (self.basemap() or {}).get("state") == "vector" and self.basemap()["linesDrawn"] > 0
+                  and not self.basemap()["moving"], message=f"the basemap drew road lines (got {self.basemap()})")
+
+    def credit(self):
+        return self.js("const e = document.querySelector(\".leaflet-control-attribution [data-testid='basemap-credit']\");"
+                       "return e ? e.textContent : null;")
+
+    def assert_roads_painted(self):
+        """The canvas is painted on a road and clear away from the roads, in the map's projection."""
+        probe = self.js(BASEMAP_PROBE, HELSINKI_STREETS)
+        self.assertIsNotNone(probe["road"], f"no road vertex in view: {probe}")
+        self.assertGreater(probe["road"], 0, f"nothing drawn where a road is: {probe}")
+        self.assertIsNotNone(probe["clear"], f"no point away from the roads in view: {probe}")
+        self.assertEqual(probe["clear"], 0, f"drawn where no road is: {probe}")
+        # Each tile draws only the lines that cross it.
+        self.assertTrue(any(0 < n < probe["lines"] for n in probe["perTile"]), probe)
+        return probe
+
+    def test_basemap_when_tiles_cannot_load(self):
+        """The run command offline: the default tiles (OpenStreetMap's) fail, the sample roads are drawn."""
+        trip = unique("offline")
+        self.hub.create_trip(trip, route=HELSINKI_ROUTE)
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: float(self.attr("route-left", "data-length-m") or 0) > 0, message="the route drawn")
+        self.wait_basemap_drawn()
+        b = self.basemap()
+        self.assertEqual(b["reason"], "tiles-failing")
+        self.assertEqual(self.js("return document.getElementById('trip-map').dataset.basemap"), "vector")
+        self.assertGreater(b["tiles"]["failed"], 0)
+        self.assertEqual(b["tiles"]["ok"], 0)
+        self.assertEqual(b["lines"], len(HELSINKI_STREETS) + len(basemap_lines("major")))
+        self.assert_roads_painted()
+        self.assertIn("OpenStreetMap contributors", self.credit() or "")
+        # Under the route and the markers: in the tile pane, below the overlay and marker panes.
+        panes = self.js("""const z = (sel) => parseInt(getComputedStyle(document.querySelector(sel)).zIndex);
+            return { basemapInTilePane: [...document.querySelectorAll("canvas[data-testid='basemap-tile']")]
+                       .every(c => c.closest('.leaflet-pane').classList.contains('leaflet-tile-pane')),
+                     routeInOverlay: !!document.querySelector("[data-testid='route-left']").closest('.leaflet-overlay-pane'),
+                     tile: z('.leaflet-tile-pane'), overlay: z('.leaflet-overlay-pane'), marker: z('.leaflet-marker-pane') };""")
+        self.assertTrue(panes["basemapInTilePane"] and panes["routeInOverlay"], panes)
+        self.assertLess(panes["tile"], panes["overlay"])
+        self.assertLess(panes["overlay"], panes["marker"])
+        # A still map draws no tile again, however many frames go by.
+        before = self.basemap()["tilesDrawn"]
+        frames = self.driver.execute_async_script("""const done = arguments[arguments.length - 1];
+            let n = 0; const step = () => (++n === 30 ? done(n) : requestAnimationFrame(step)); requestAnimationFrame(step);""")
+        self.assertEqual(frames, 30)
+        self.assertEqual(self.basemap()["tilesDrawn"], before, "tiles redrawn while the map stood still")
+        # Zooming in draws the new zoom's tiles, where the roads are at that zoom.
+        zoom = self.js("return window.trackhubBasemap.zoom()")
+        self.driver.find_element(By.CSS_SELECTOR, ".leaflet-control-zoom-in").click()
+        self.wait(lambda: self.js("return window.trackhubBasemap.zoom()") == zoom + 1 and not self.basemap()["moving"]
+                  and self.basemap()["tilesDrawn"] > before, message="tiles drawn at the next zoom")
+        self.assert_roads_painted()
+        self.shot("basemap")
+
+    def test_basemap_under_the_fleet_with_no_tiles(self):
+        """?tiles=none: no tile is asked for, the roads are drawn under the fleet's riders."""
+        courier = self.courier()
+        now = int(time.time() * 1000) - 60_000
+        spots = []
+        for line in sorted(HELSINKI_STREETS, key=lambda l: (l[0][0], l[0][1])):
+            if all(dist_m(line[0], p) > 250 for p in spots):
+                spots.append(line[0])
+            if len(spots) == 3:
+                break
+        prefix = unique("fleet-streets")
+        for i, pt in enumerate(spots):
+            tid = f"{prefix}-{i}"
+            self.hub.create_trip(tid, route=[pt, [pt[0] + 0.002, pt[1] + 0.001]])
+            self.assertTrue(courier.fix(tid, pt[0], pt[1], now, seq=1).get("applied"))
+        lon = sum(p[0] for p in spots) / 3
+        lat = sum(p[1] for p in spots) / 3
+        self.open(f"/fleet?lat={lat:.5f}&lon={lon:.5f}&zoom=15&tiles=none")
+        self.wait(lambda: len(self.driver.find_elements(By.CSS_SELECTOR, f"[data-testid='fleet-rider'][data-trip^='{prefix}']")) == 3,
+                  message="the three riders")
+        self.wait_basemap_drawn()
+        self.assertEqual(self.basemap()["reason"], "no-tiles")
+        self.assertEqual(self.js("return document.querySelectorAll('img.leaflet-tile').length"), 0)
+        self.assert_roads_painted()
+        self.assertIn("OpenStreetMap contributors", self.credit() or "")
+        # The riders are on top: what is at a rider's centre is the rider.
+        on_top = self.js("""return [...document.querySelectorAll("[data-testid='fleet-rider']")].map(e => {
+            const r = e.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return !!hit && hit.closest("[data-testid='fleet-rider']") === e; });""")
+        self.assertEqual(on_top, [True, True, True])
+        self.shot("fleet-basemap")
+
+    def test_no_basemap_when_tiles_load(self):
+        if shutil.which("openssl") is None:
+            self.skipTest("openssl is not installed: no certificate for the local tile server")
+        tiles = TileServer()
+        self.driver.execute_cdp_cmd("Security.setIgnoreCertificateErrors", {"ignore": True})
+        try:
+            trip = unique("tiles")
+            self.hub.create_trip(trip, route=HELSINKI_ROUTE)
+            query = urllib.parse.urlencode({"tiles": tiles.template})
+            self.open(f"/trips/{trip}?{query}")
+            self.wait(lambda: float(self.attr("route-left", "data-length-m") or 0) > 0, message="the route drawn")
+            # Every visible tile of the fitted view has loaded: the choice is made.
+            self.wait(lambda: ((self.basemap() or {}).get("tiles") or {}).get("settled", 0) > 0
+                      and self.basemap()["tiles"]["ok"] > 0 and not self.basemap()["moving"],
+                      message=f"the tiles loaded (got {self.basemap()})")
+            self.assertGreater(len(tiles.requests), 0)
+            b = self.basemap()
+            self.assertEqual(b["state"], "off", b)
+            self.assertEqual(b["tiles"]["failed"], 0, b)
+            self.assertEqual(self.js("return document.getElementById('trip-map').dataset.basemap"), "off")
+            self.assertEqual(self.js("return document.querySelectorAll(\"canvas[data-testid='basemap-tile']\").length"), 0)
+            self.assertIsNone(self.credit())
+            fetched = self.js("return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)")
+            self.assertNotIn("/basemap.json", fetched, "the roads were fetched though the tiles work")
+            # ?basemap=vector draws the roads over working tiles too.
+            self.open(f"/trips/{trip}?{query}&basemap=vector")
+            self.wait_basemap_drawn()
+            self.assertEqual(self.basemap()["reason"], "forced")
+            self.wait(lambda: self.js("return document.querySelectorAll('img.leaflet-tile-loaded').length") > 0,
+                      message="the tiles loaded under the forced basemap")
+            self.shot("tiles")
+        finally:
+            self.driver.execute_cdp_cmd("Security.setIgnoreCertificateErrors", {"ignore": False})
+            tiles.close()
+
+    def test_basemap_module_in_the_browser(self):
+        """basemap.js alone: the tile-health rule, the GeoJSON reader, the bbox test, ?basemap=."""
+        self.open("/")
+        r = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import('/basemap.js').then((B) => {
+              const seq = (events) => { const h = new B.TileHealth(); return events.map((e) => h.event(e)); };
+              const lines = B.parseBasemap({ type: 'FeatureCollection', features: [
+                { type: 'Feature', properties: { class: 'major' }, geometry: { type: 'LineString', coordinates: [[0, 0], [2, 1]] } },
+                { type: 'Feature', properties: { highway: 'residential' }, geometry: { type: 'MultiLineString', coordinates: [[[10, 10], [11, 12]], [[5, 5]]] } },
+                { type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [1, 1] } },
+                { type: 'Feature', properties: {}, geometry: { type: 'LineString', coordinates: [[-1, -1], [-2, -3]] } }] });
+              done({
+                failFirst: seq(['loading', 'tileerror', 'tileerror', 'load']),
+                allOk: seq(['loading', 'tileload', 'tileload', 'load']),
+                okThenFail: seq(['loading', 'tileload', 'tileerror', 'load']),
+                recovers: seq(['loading', 'tileerror', 'load', 'loading', 'tileload', 'load']),
+                lines: lines.map((l) => [l.cls, l.bbox]),
+                hit: B.linesIn(lines, [1.5, 0.5, 3, 3]).map((l) => l.cls),
+                miss: B.linesIn(lines, [3, 3, 4, 4]).length,
+                modes: ['?basemap=vector', '?basemap=none', '?basemap=VECTOR', '?basemap=x', ''].map((q) => B.basemapMode(new URLSearchParams(q))),
+              });
+            }).catch((e) => done({ error: String(e) }));
+        """)
+        self.assertNotIn("error", r, r)
+        self.assertEqual(r["failFirst"], [None, "show", "show", "show"], "a failed tile before any loaded shows it at once")
+        self.assertEqual(r["allOk"], [None, None, None, "hide"])
+        self.assertEqual(r["okThenFail"], [None, None, None, None], "a mixed view keeps the current choice")
+        self.assertEqual(r["recovers"], [None, "show", "show", None, None, "hide"])
+        self.assertEqual(r["lines"], [["major", [0, 0, 2, 1]], ["residential", [10, 10, 11, 12]], ["street", [-2, -3, -1, -1]]])
+        self.assertEqual(r["hit"], ["major"])
+        self.assertEqual(r["miss"], 0)
+        self.assertEqual(r["modes"], ["vector", "none", "vector", "auto", "auto"])
+
     def test_unknown_trip(self):
         trip = unique("ghost")
         self.open(f"/trips/{trip}")
         self.wait(lambda: self.attr("trip-status", "data-status") == "unknown", message="unknown trip")
         self.assertEqual(self.text("eta"), "—")
         self.assertIsNone(self.progress())
+
+
+class BasemapFileTest(unittest.TestCase):
+    """web-client/basemap.json is what scripts/make_basemap.py makes of data/samples/."""
+
+    def test_basemap_file_is_up_to_date(self):
+        run = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "make_basemap.py"), "--check"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+
+    def test_basemap_keeps_every_road_and_its_credit(self):
+        with open(BASEMAP_FILE, encoding="utf-8") as f:
+            basemap = json.load(f)
+        self.assertEqual(basemap["attribution"], "© OpenStreetMap contributors, ODbL 1.0")
+        self.assertEqual([f["properties"]["class"] for f in basemap["features"]], ["street", "major"])
+        with open(os.path.join(REPO, "data", "samples", "roads_helsinki.geojson"), encoding="utf-8") as f:
+            roads = json.load(f)["features"]
+        # Joined into longer lines, but every street edge is there once (the samples' edges are straight).
+        self.assertEqual(sum(len(line) - 1 for line in HELSINKI_STREETS), sum(len(r["geometry"]["coordinates"]) - 1 for r in roads))
+        for line in HELSINKI_STREETS + basemap_lines("major"):
+            self.assertGreaterEqual(len(line), 2)
+            for lon, lat in line:
+                self.assertEqual((round(lon, 5), round(lat, 5)), (lon, lat))
+        self.assertLess(os.path.getsize(BASEMAP_FILE), 64 * 1024)
 
 
 if __name__ == "__main__":
