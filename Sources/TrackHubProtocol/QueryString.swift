@@ -4,6 +4,11 @@ public struct QueryString: Sendable, Equatable {
     /// The parameters, decoded, in order (repeats included).
     public var items: [(name: String, value: String)]
 
+    /// Parameters already decoded (the host parses the query of each request).
+    public init(items: [(name: String, value: String)]) {
+        self.items = items
+    }
+
     /// The value of the last parameter called `name`, or nil.
     public subscript(name: String) -> String? {
         items.last(where: { $0.name == name })?.value

@@ -7,7 +7,8 @@ import TrackHubProtocol
     static func rendered() -> String {
         var metrics = HubMetrics()
         metrics.fixAck.observe(ms: 3, count: 4)
-        return metrics.render(trips: 0, movingTrips: 0, draining: false, cluster: (up: true, lagMs: 1500))
+        let cluster = RedisCommandLog.metricsText(up: true, lagMs: 1500, counters: .init())
+        return metrics.render(trips: 0, movingTrips: 0, draining: false, commandLog: cluster)
     }
 
     @Test func buildInfoCarriesTheVersion() {

@@ -74,22 +74,6 @@ enum APIRoute: Equatable, Sendable {
         }
     }
 
-    /// What a route needs of the caller's token.
-    enum Access: Sendable {
-        /// No token (also on a secured hub).
-        case anyone
-        /// Any valid token.
-        case anyToken
-        /// `viewer` or `courier` with the trip in `trips`.
-        case viewTrip
-        /// `courier` with the trip in `trips`.
-        case driveTrip
-        /// `fleet`.
-        case fleet
-        /// `admin`.
-        case admin
-    }
-
     /// The result of matching a method and a path against the table.
     enum Match: Equatable, Sendable {
         case route(APIRoute)

@@ -29,10 +29,3 @@ extension Hub {
         ])
     }
 }
-
-extension Hub {
-    /// A token that did not verify (upgrade, `hello` or HTTP): the reason, never the token.
-    func logTokenRefused(_ error: ProtocolError) {
-        HubLog.log(.info, "token refused", [("reason", .string(error.message))])
-    }
-}

@@ -2,67 +2,14 @@ import Foundation
 import TrackHubCore
 import TrackHubProtocol
 
-/// What each scope may do (PROTOCOL section 2). `trips` limits `viewer` and `courier`; it is
-/// ignored for `admin` (everything) and `fleet` (the whole fleet, and the whole trip list).
-extension Grants {
-    init(claims: TokenClaims) {
-        self.init(
-            scopes: Set(claims.scopes.compactMap { Scope(rawValue: $0.rawValue) }),
-            trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true)
-    }
-
-    private func lists(_ trip: String) -> Bool { trips == nil || trips?.contains(trip) == true }
-
-    /// `subscribe`, `GET /v1/trips/{id}`, `GET .../trail`: viewer or courier, its trips.
-    func allowsViewing(_ trip: String) -> Bool {
-        scopes.contains(.admin) || ((scopes.contains(.viewer) || scopes.contains(.courier)) && lists(trip))
-    }
-
-    /// `fix`, `proceed`, `POST .../fixes`, `POST .../proceed`: courier, its trips.
-    func allowsDriving(_ trip: String) -> Bool {
-        scopes.contains(.admin) || (scopes.contains(.courier) && lists(trip))
-    }
-
-    /// `viewport`, `GET /v1/fleet/clusters`: fleet.
-    var allowsFleet: Bool { scopes.contains(.admin) || scopes.contains(.fleet) }
-
-    /// `POST /v1/trips`, `PUT .../route`, `DELETE /v1/trips/{id}`: admin.
-    var allowsAdministering: Bool { scopes.contains(.admin) }
-
-    /// Whether `GET /v1/trips` shows this trip: its trips, or every trip for admin and fleet.
-    func allowsListing(_ trip: String) -> Bool {
-        scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
-    }
-
-    /// True once the token's `exp` (with the leeway) has passed; never in open mode.
-    func isExpired(nowMs: Int64) -> Bool {
-        guard let expiresAt else { return false }
-        return JWT.isExpired(expiresAt: expiresAt, nowMs: nowMs)
-    }
-}
-
 /// Token enforcement: the upgrade, every op, every `/v1` route, and the token's life on a
 /// live connection. Open mode (no secret) grants everything and ignores tokens.
 extension Hub {
-    var isSecured: Bool { !config.jwtSecrets.isEmpty }
+    var isSecured: Bool { tokens.isSecured }
 
-    /// Verifies a token against each secret in turn (two during a rotation, PROTOCOL 14);
-    /// the error is `unauthorized` and names the token: a secret whose signature matched
-    /// explains better (say, `expired`) than one that merely did not match.
+    /// Verifies a token against each secret in turn (see `TokenVerifier`).
     func verifyToken(_ token: String, now: Int64) -> Result<Grants, ProtocolError> {
-        guard isSecured else { return .success(.everything) }
-        var verdict: TokenError?
-        for secret in config.jwtSecrets {
-            switch JWT.verify(token, secret: secret, nowMs: now) {
-            case .success(let claims):
-                return .success(Grants(claims: claims))
-            case .failure(let error):
-                if verdict == nil || verdict == .badSignature { verdict = error }
-            }
-        }
-        let refusal = ProtocolError.unauthorized(verdict?.message ?? "token is not valid")
-        logTokenRefused(refusal)
-        return .failure(refusal)
+        tokens.verify(token, now: now)
     }
 
     // MARK: - WebSocket
@@ -111,20 +58,17 @@ extension Hub {
             closeSession(id, code: 1008, reason: "token expired")
             return .unauthorized("\(message.op): token expired")
         }
+        let (access, trip) = message.access
+        if grants.permits(access, trip: trip) { return nil }
         switch message {
-        case .hello, .ping, .unsubscribe:
-            return nil
         case .subscribe(let trip, _, _):
-            if grants.allowsViewing(trip) { return nil }
             // too_large comes before forbidden (PROTOCOL 4): let subscribe report the limit.
             if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions { return nil }
             return .forbidden("subscribe: token does not allow trip \(trip) (needs scope viewer or courier with the trip in trips)")
-        case .fix(let trip, _), .proceed(let trip):
-            if grants.allowsDriving(trip) { return nil }
-            return .forbidden("\(message.op): token does not allow trip \(trip) (needs scope courier with the trip in trips)")
         case .viewport:
-            if grants.allowsFleet { return nil }
             return .forbidden("viewport: token has no fleet scope")
+        default:
+            return .forbidden("\(message.op): token does not allow trip \(trip ?? "") (needs scope courier with the trip in trips)")
         }
     }
 
@@ -170,67 +114,6 @@ extension Hub {
 
     // MARK: - HTTP
 
-    /// Every `/v1` request on a secured hub needs `Authorization: Bearer <token>` (401),
-    /// except those of routes open to anyone (`APIRoute.Access.anyone`) and preflights.
-    /// Returns the grants (everything on an open hub).
-    func authenticateHTTPIfSecured(_ request: HTTPRequest, now: Int64) throws(ProtocolError) -> Grants {
-        guard isSecured else { return .everything }
-        return try authenticateHTTP(request, now: now)
-    }
-
-    /// The scope and trip a route needs (403, PROTOCOL 2). A request that is also malformed
-    /// gets its `bad_request` or `too_large` instead of `forbidden` (PROTOCOL 4); 404 and 409
-    /// come after, from the route itself.
-    func authorizeHTTP(_ route: APIRoute, _ request: HTTPRequest, query: QueryString, grants: Grants, now: Int64) throws(ProtocolError) {
-        guard isSecured else { return }
-        let allowed: Bool
-        switch route.kind.access {
-        case .anyone, .anyToken: allowed = true
-        case .viewTrip: allowed = grants.allowsViewing(route.tripID ?? "")
-        case .driveTrip: allowed = grants.allowsDriving(route.tripID ?? "")
-        case .fleet: allowed = grants.allowsFleet
-        case .admin: allowed = grants.allowsAdministering
-        }
-        if allowed { return }
-        // The checks the request alone allows, so that their errors come first.
-        switch route {
-        case .createTrip:
-            let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
-            _ = try makeRoute(body.route)
-            throw .forbidden("POST /v1/trips: token has no admin scope")
-        case .fleetClusters:
-            _ = try ClustersQuery.parse(query)
-            throw .forbidden("GET /v1/fleet/clusters: token has no fleet scope")
-        case .trail:
-            _ = try TrailQuery.parse(query)
-            _ = try TrailFormat.parse(query)
-        case .putRoute:
-            let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
-            _ = try makeRoute(body.route)
-        case .postFixes:
-            _ = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
-        case .listTrips, .getTrip, .endTrip, .proceed, .openAPI:
-            break
-        }
-        throw .forbidden("\(request.method.rawValue) \(request.path): token does not allow trip \(route.tripID ?? "") (scope or trips)")
-    }
-
-    /// The token of an HTTP request: `Authorization: Bearer <token>`.
-    func authenticateHTTP(_ request: HTTPRequest, now: Int64) throws(ProtocolError) -> Grants {
-        guard let header = request.authorization?.trimmingCharacters(in: [" ", "\t"]), !header.isEmpty else {
-            throw .unauthorized("Authorization: a Bearer token is required")
-        }
-        let scheme = header.prefix { $0 != " " }
-        guard scheme.lowercased() == "bearer" else {
-            throw .unauthorized("Authorization: scheme must be Bearer")
-        }
-        let token = header.dropFirst(scheme.count).trimmingCharacters(in: [" ", "\t"])
-        switch verifyToken(token, now: now) {
-        case .success(let grants): return grants
-        case .failure(let error): throw error
-        }
-    }
-
     /// PROTOCOL 1: on a secured hub a `/v1` request's token is checked from its headers, and
     /// one without a valid token is answered 401 before its body is read (so an
     /// unauthenticated client cannot make the hub read, hold or parse a body; 401 also beats 413).
@@ -241,7 +124,7 @@ extension Hub {
         default: break
         }
         do {
-            _ = try authenticateHTTP(request, now: wallClockMillis())
+            _ = try tokens.authenticate(request, now: wallClockMillis())
             return nil
         } catch {
             return error

@@ -26,6 +26,16 @@ extension Hub {
         }
     }
 
+    /// A new trip from a create request; errors name the field (PROTOCOL 5).
+    func makeTrip(id: String, _ body: CreateTripRequest, now: Int64) throws(ProtocolError) -> Trip {
+        let route = try makeRoute(body.route)
+        do throws(TripSetupError) {
+            return try Trip(id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: body.config, now: now)
+        } catch {
+            throw ProtocolError(.badRequest, "\(error.field): \(error.message)")
+        }
+    }
+
     func createTrip(_ request: NewTrip, now: Int64, reply connection: ConnectionID) {
         let id = request.id ?? makeTripID()
         if trips[id] != nil || pendingCreates.contains(id) {

@@ -39,7 +39,7 @@ extension Hub {
             removeSubscriber(id, from: trip)
         }
         if let key = session.viewportKey { fleetViewportRemoved(id, key: key) }
-        forgetPendingAnswers(of: id)
+        commands.connectionClosed(id)
     }
 
     func connectionReceived(_ id: ConnectionID, message: [UInt8]) {

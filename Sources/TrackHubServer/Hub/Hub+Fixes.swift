@@ -3,12 +3,6 @@ import TrackHubCore
 import TrackHubProtocol
 import TrackHubStore
 
-/// Where the answer to a command goes once its change is stored.
-enum Reply: Sendable {
-    case webSocket(ConnectionID, MessageID?)
-    case http(ConnectionID)
-}
-
 /// The fix pipeline: judge on arrival, store, then (once committed) animate and ack.
 /// PROTOCOL 7: nothing is acked or shown before it is stored.
 extension Hub {
@@ -129,10 +123,7 @@ extension Hub {
         }) else { return }
         metrics.fixesApplied += 1
         if let segment {
-            // A trip already in the schedule keeps its phase: PROTOCOL 6.3 is one frame per
-            // trip per tick, and moving it would send a second frame a sub-tick after the
-            // one just sent. An idle trip joins the next phase. (Cluster mode: Hub+ClusterTick.)
-            if cluster == nil { animating.insert(trip) }
+            commands.tripStartedMoving(trip, at: now)
             let message = ServerMessages.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
         }
@@ -187,12 +178,12 @@ extension Hub {
         tripsWithUnstoredState.remove(trip)
         var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
         let encoded = events.map { ServerMessages.eventPayload(trip: trip, $0) }
-        if cluster != nil, !encoded.isEmpty {
+        if commands.keepsRecentEvents, !encoded.isEmpty {
             // Kept for snapshots: a node that starts from one replays these with since_event.
             mutateTrip(trip) { entry in
                 entry.recentEvents.append(contentsOf: encoded)
-                if entry.recentEvents.count > ClusterState.eventsKept {
-                    entry.recentEvents.removeFirst(entry.recentEvents.count - ClusterState.eventsKept)
+                if entry.recentEvents.count > TripEntry.recentEventsKept {
+                    entry.recentEvents.removeFirst(entry.recentEvents.count - TripEntry.recentEventsKept)
                 }
             }
         }

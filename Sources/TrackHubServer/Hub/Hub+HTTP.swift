@@ -19,11 +19,10 @@ extension Hub {
         let path = request.path
         if path == "/healthz" { return respondHealth(request) }
         if path == "/metrics" {
-            let clusterGauges = cluster.map { (up: $0.isHealthy, lagMs: $0.watermark == .min ? -1 : now - $0.watermark) }
             let unsent = sessions.values.reduce(0) { $0 + $1.queue.unsentBytes }
             let text = metrics.render(
-                trips: trips.count, movingTrips: cluster?.moving.count ?? animating.count, draining: draining,
-                unsentBytes: unsent, cluster: clusterGauges)
+                trips: trips.count, movingTrips: commands.movingTripCount, draining: draining,
+                unsentBytes: unsent, commandLog: commands.metricsText(now: now))
             return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {
@@ -46,12 +45,14 @@ extension Hub {
         let status: String
         if draining {
             status = "draining"
-        } else if !store.isHealthy || cluster?.isHealthy == false {
+        } else if !store.isHealthy {
             status = "unavailable"
-        } else if let cluster, !cluster.isCaughtUp(now: wallClockMillis()) {
-            status = "catching_up"  // cluster mode: still replaying the log
         } else {
-            status = "ok"
+            switch commands.health(now: wallClockMillis()) {
+            case .ok: status = "ok"
+            case .unavailable: status = "unavailable"
+            case .catchingUp: status = "catching_up"
+            }
         }
         var w = JSONWriter(headroom: 0, capacity: 128)
         w.beginObject()
@@ -63,139 +64,68 @@ extension Hub {
         respond(request.connection, status: status == "ok" ? 200 : 503, json: w.finish())
     }
 
-    /// `/v1/...` routes, matched once against the route table (`APIRoute`). Throws the error
-    /// to answer with. Order (PROTOCOL 4 and 14): a preflight and the API description need no
-    /// token; then 401; then 404 / 405 / a bad trip id (400); then the route's scope (403,
-    /// after the request's own 400 / 413); then the route itself (404, 409).
+    /// `/v1/...` routes: admitted by the gate (`APIGate`: 401, 404, 405, 400, 413, 403 in
+    /// PROTOCOL 4's order), then carried out; what only the trip can tell (404, 409) comes
+    /// from the command log or the route itself.
     private func routeAPI(_ request: HTTPRequest, now: Int64) throws(ProtocolError) {
-        let match = APIRoute.match(method: request.method, path: request.path)
-        switch match {
+        switch apiGate.decide(request, now: now) {
         case .preflight(let allowed):
-            return respond(request.connection, CORS.preflight(allowed: allowed))
-        case .route(.openAPI):
-            return respond(request.connection, HTTPResponse(
-                status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: serverName)))
-        case .notFound where request.method == .options:
-            throw .notFound("no route for OPTIONS \(request.path)")
-        default:
-            break
-        }
-        let grants = try authenticateHTTPIfSecured(request, now: now)  // PROTOCOL 2: 401
-        let route: APIRoute
-        switch match {
-        case .route(let matched):
-            route = matched
-        case .methodNotAllowed(let allowed):
-            let allow = APIRoute.allowHeader(allowed)
-            let error = ProtocolError(.notFound, "method \(request.method.rawValue) is not allowed on \(request.path); Allow: \(allow)")
-            metrics.errorsOut[error.code.rawValue, default: 0] += 1
-            return respond(request.connection, HTTPResponse(
-                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: ServerReplies.httpError(error)))
-        case .badTripID(let id):
-            throw .badRequest("id: trip id \(id) is not a valid id")
-        case .notFound, .preflight:
-            throw .notFound("no route for \(request.method.rawValue) \(request.path)")
-        }
-        guard var query = try? QueryString.parse("") else { throw .badRequest("query string") }
-        query.items = request.query
-        try authorizeHTTP(route, request, query: query, grants: grants, now: now)  // PROTOCOL 2: 403
-        try dispatch(route, request, query: query, grants: grants, now: now)
-    }
-
-    private func dispatch(_ route: APIRoute, _ request: HTTPRequest, query: QueryString, grants: Grants, now: Int64) throws(ProtocolError) {
-        let connection = request.connection
-        switch route {
-        case .listTrips:
-            return listTrips(connection, try TripListQuery.parse(query), now: now, visible: grants)
-        case .createTrip:
-            let body = try CreateTripRequest.decode(request.body, limits: config.protocolLimits)
-            try checkTripCapacity()
-            if cluster != nil {
-                return try appendCreate(body, rawBody: request.body, now: now, reply: connection)
-            }
-            return createTrip(NewTrip(
-                id: body.id, route: try makeRoute(body.route), waypoints: body.waypoints, destination: body.destination,
-                config: body.config, riderJSON: body.rider.map { riderBytes($0) }), now: now, reply: connection)
-        case .fleetClusters:
-            return try fleetClustersHTTP(connection, try ClustersQuery.parse(query), now: now)
+            respond(request.connection, CORS.preflight(allowed: allowed))
         case .openAPI:
-            return  // answered before the token check
-        case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id):
-            if cluster != nil, request.method != .get {
-                // Cluster mode: whether the trip exists is decided in log order (Hub+ClusterApply).
-                return try routeTripCommandToLog(route, request, now: now)
-            }
-            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-            try dispatchTrip(route, id: id, request, query: query, now: now)
+            respond(request.connection, HTTPResponse(
+                status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: serverName)))
+        case .methodNotAllowed(let error, let allow):
+            metrics.errorsOut[error.code.rawValue, default: 0] += 1
+            respond(request.connection, HTTPResponse(
+                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: ServerReplies.httpError(error)))
+        case .refused(let error):
+            throw error
+        case .call(let call, let grants):
+            try dispatch(call, connection: request.connection, grants: grants, now: now)
         }
     }
 
-    private func dispatchTrip(_ route: APIRoute, id: String, _ request: HTTPRequest, query: QueryString, now: Int64) throws(ProtocolError) {
-        let connection = request.connection
-        switch route {
-        case .getTrip:
+    private func dispatch(_ call: APICall, connection: ConnectionID, grants: Grants, now: Int64) throws(ProtocolError) {
+        let reply = Reply.http(connection)
+        switch call {
+        case .listTrips(let query):
+            listTrips(connection, query, now: now, visible: grants)
+        case .createTrip(let body, let route, let rawBody):
+            try checkTripCapacity()
+            let id = body.id ?? makeTripID()
+            commands.submit(.create(id: id, body, route: route, rawBody: rawBody), reply: reply, now: now)
+        case .fleetClusters(let query):
+            try fleetClustersHTTP(connection, query, now: now)
+        case .openAPI:
+            break  // answered by the gate, before the token check
+        case .getTrip(let id):
+            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
             respondTrip(connection, id: id, status: 200)
-        case .endTrip:
-            endTrip(id, now: now, reply: connection)
-        case .putRoute:
-            let body = try RerouteRequest.decode(request.body, limits: config.protocolLimits)
-            guard let route = try makeRoute(body.route) else { throw .badRequest("route is required") }
-            reroute(trip: id, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: connection)
-        case .postFixes:
-            let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
-            metrics.fixesIn += body.fixes.count
-            if body.fixes.isEmpty {
+        case .trail(let id, let query, let format):
+            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
+            // Every acked fix is in the trail: read once the log's answered writes are readable.
+            commands.afterAnsweredWrites { [self] in respondTrail(connection, id: id, query, format: format) }
+        case .endTrip(let id):
+            commands.submit(.end(trip: id), reply: reply, now: now)
+        case .putRoute(let id, let body, let route, let rawBody):
+            commands.submit(.route(trip: id, body, route: route, rawBody: rawBody), reply: reply, now: now)
+        case .postFixes(let id, let fixes):
+            metrics.fixesIn += fixes.count
+            if fixes.isEmpty {
+                // Nothing to store: answered here, from what this hub knows of the trip.
+                guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
                 respond(connection, status: 200, json: Array(#"{"acks":[]}"#.utf8))
             } else {
-                submitFixes(trip: id, fixes: body.fixes, now: now, reply: .http(connection))
+                commands.submit(.fixes(trip: id, fixes), reply: reply, now: now)
             }
-        case .proceed:
-            proceed(trip: id, now: now, reply: .http(connection))
-        case .trail:
-            let trail = try TrailQuery.parse(query)
-            let format = try TrailFormat.parse(query)
-            if cluster != nil {
-                // Cluster mode acks a fix once Redis has it, before this node's own copy of the
-                // trail is written: read it after every write queued so far (an empty batch
-                // completes after them), so an acked fix is always in the trail.
-                persist([]) { [self] _ in respondTrail(connection, id: id, trail, format: format) }
-            } else {
-                respondTrail(connection, id: id, trail, format: format)
-            }
-        case .listTrips, .createTrip, .fleetClusters, .openAPI:
-            break
+        case .proceed(let id):
+            commands.submit(.proceed(trip: id), reply: reply, now: now)
         }
     }
 
     /// Turns a validated route input into a core `Route`, with errors naming the field.
     func makeRoute(_ input: RouteInput?) throws(ProtocolError) -> Route? {
-        guard let input else { return nil }
-        let points: [GeoPoint]
-        let field: String
-        switch input {
-        case .points(let given):
-            points = given
-            field = "route"
-        case .polyline(let text):
-            field = "route_polyline"
-            do {
-                points = try Polyline.decode(text)
-            } catch {
-                throw .badRequest("route_polyline is not a valid encoded polyline (at character \(error.offset))")
-            }
-        }
-        if points.count > config.maxRoutePoints {
-            throw .tooLarge("\(field) has \(points.count) points; the limit is \(config.maxRoutePoints)")
-        }
-        do {
-            return try Route(points: points)
-        } catch {
-            switch error {
-            case .tooFewPoints: throw .badRequest("\(field) needs at least 2 points")
-            case .zeroLength: throw .badRequest("\(field) has zero length")
-            case .invalidCoordinate(let index): throw .badRequest("\(field)[\(index)] is not a valid coordinate")
-            }
-        }
+        try input?.makeRoute(maxPoints: config.maxRoutePoints)
     }
 
     func riderBytes(_ rider: JSONValue) -> [UInt8] {

@@ -19,11 +19,7 @@ extension Hub {
         case .fix(let trip, let fix):
             receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
         case .proceed(let trip):
-            if cluster != nil {
-                appendToLog(ClusterCommand(kind: .proceed, trip: trip), reply: .webSocket(id, re), now: now)
-            } else {
-                proceed(trip: trip, now: now, reply: .webSocket(id, re))
-            }
+            commands.submit(.proceed(trip: trip), reply: .webSocket(id, re), now: now)
         case .viewport(let viewport):
             setViewport(id, viewport: viewport, re: re)
         }
@@ -71,14 +67,6 @@ extension Hub {
             sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
             return
         }
-        if cluster != nil {
-            appendToLog(ClusterCommand(kind: .fixes, trip: trip, fixes: [fix]), reply: .webSocket(id, re), now: now)
-            return
-        }
-        guard trips[trip] != nil else {
-            sendError(to: id, re: re, ProtocolError(.notFound, "trip \(trip) does not exist"))
-            return
-        }
-        submitFixes(trip: trip, fixes: [fix], now: now, reply: .webSocket(id, re))
+        commands.submit(.fixes(trip: trip, [fix]), reply: .webSocket(id, re), now: now)
     }
 }

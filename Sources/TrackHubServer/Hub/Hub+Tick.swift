@@ -6,11 +6,7 @@ extension Hub {
     func tick() {
         let started = monotonicMicros()
         let now = wallClockMillis()
-        if cluster != nil {
-            tickClusterGrid(now: now)
-        } else {
-            tickDueTrips(now: now)
-        }
+        commands.advanceTrips(now: now)
         let elapsed = Double(monotonicMicros() - started) / 1_000_000
         metrics.ticks += 1
         metrics.tickSecondsSum += elapsed
@@ -27,15 +23,14 @@ extension Hub {
             closeSlowConsumers(now: now)
             sweepKeepalive(now: now)
             sweepTokens(now: now)
-            endArrivedTrips(now: now)
+            commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             fleetTickIfDue(now: now)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
-            if cluster != nil { clusterHousekeeping(now: now) }
         }
     }
 
     /// One sub-tick of a hub on its own: the trips of the phase due now.
-    private func tickDueTrips(now: Int64) {
+    func tickDueTrips(now: Int64) {
         var stopped: [String] = []
         for id in animating.takeDue() {
             guard let (frame, events, seq, slot, wantsTick) = mutateTrip(id, { entry in
@@ -90,8 +85,7 @@ extension Hub {
     }
 
     /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
-    private func endArrivedTrips(now: Int64) {
-        if cluster != nil { return requestEndsOfArrivedTrips(now: now) }
+    func endArrivedTrips(now: Int64) {
         for (id, entry) in trips where entry.trip.status == .arrived {
             if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= config.endAfterMs {
                 endTrip(id, now: now, reply: nil)

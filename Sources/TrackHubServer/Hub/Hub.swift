@@ -37,8 +37,13 @@ public final class Hub: @unchecked Sendable {
     var tripsWithUnstoredState: Set<String> = []
     var storeBatchesInFlight = 0
     var fleet = FleetState()
-    /// Cluster mode (`--cluster`); nil for a hub on its own.
-    var cluster: ClusterState?
+    /// Where commands become durable: the trip store alone, or the cluster's Redis log.
+    /// Set once in `init` (it needs the hub).
+    private(set) var commands: (any CommandLog)!
+    /// Token checks, shared by the WebSocket side and the HTTP gate.
+    let tokens: TokenVerifier
+    /// What a `/v1` request gets before it runs (PROTOCOL 4's order of errors).
+    let apiGate: APIGate
 
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let startedSignal = DispatchSemaphore(value: 0)
@@ -54,24 +59,29 @@ public final class Hub: @unchecked Sendable {
         self.originPolicy = OriginPolicy(config: config)
         self.store = store
         self.animating = TickSchedule(tickHz: config.tickHz)
+        let tokens = TokenVerifier(secrets: config.jwtSecrets)
+        self.tokens = tokens
+        self.apiGate = APIGate(
+            isSecured: tokens.isSecured,
+            limits: APICall.Limits(protocolLimits: config.protocolLimits, maxRoutePoints: config.maxRoutePoints),
+            authenticate: { request, now throws(ProtocolError) in try tokens.authenticate(request, now: now) })
         self.host = LWSServerHost(options: ServerHostOptions(
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath))
         host.delegate = self
+        if let address = config.clusterAddress {
+            commands = RedisCommandLog(hub: self, address: address)
+        } else {
+            commands = LocalCommandLog(hub: self)
+        }
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
     /// hub accepts connections.
     public func start() throws {
-        if let address = config.clusterAddress {
-            // Cluster mode: the state comes from the snapshot and the log, not the local store.
-            try joinCluster(address)
-            restoreClusterSchedule()
-        } else {
-            try restoreTrips()
-        }
+        try commands.restore()
         let thread = Thread { [self] in
             do {
                 try host.start()
@@ -83,10 +93,10 @@ public final class Hub: @unchecked Sendable {
             }
             port = host.boundPort
             host.startTimer(intervalMicros: Int64(1_000_000 / (max(1, config.tickHz) * animating.phases)))
-            startClusterThreads()
+            commands.startThreads()
             startedSignal.signal()
             host.run()
-            stopClusterThreads()
+            commands.stopThreads()
             stoppedSignal.signal()
         }
         thread.name = "trackhub-service"
@@ -147,7 +157,8 @@ public final class Hub: @unchecked Sendable {
 
     // MARK: - Start-up
 
-    private func restoreTrips() throws {
+    /// Loads the trips of the local store (a hub alone; see `LocalCommandLog`).
+    func restoreTrips() throws {
         let now = wallClockMillis()
         for item in try store.loadTrips() {
             var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: nextSlot, riderJSON: item.riderJSON)
@@ -171,7 +182,7 @@ public final class Hub: @unchecked Sendable {
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
         // also wait (within the timeout) until every open connection's queue has drained.
         let unsentReplies = sessions.values.contains { !$0.isClosing && !$0.queue.isEmpty }
-        let unansweredCommands = !(cluster?.pending.isEmpty ?? true)
+        let unansweredCommands = commands.hasUnansweredCommands
         if (storeBatchesInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in

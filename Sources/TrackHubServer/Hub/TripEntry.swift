@@ -25,8 +25,9 @@ struct TripEntry {
     /// Cluster mode: the grid time of this trip's next tick; nil while it needs none.
     var nextTickAt: Int64?
     /// Cluster mode: the trip's last events as sent (for snapshots, so a node that starts from
-    /// one can replay them with since_event). At most `ClusterState.eventsKept`.
+    /// one can replay them with since_event). At most `recentEventsKept`.
     var recentEvents: [[UInt8]] = []
+    static let recentEventsKept = 256
 }
 
 /// Fixes from one request (a `fix` op, or an HTTP batch) and where their acks go.

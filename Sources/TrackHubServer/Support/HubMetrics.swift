@@ -44,17 +44,13 @@ struct HubMetrics {
     var fixAck = LatencyHistogramMetric()
     /// A store batch handed to the store → its completion run on the service thread.
     var storeCommit = LatencyHistogramMetric()
-    var clusterAppends = 0
-    var clusterAppendFailures = 0
-    var clusterEntriesApplied = 0
-    var clusterSnapshotsWritten = 0
 
-    func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, cluster: (up: Bool, lagMs: Int64)? = nil) -> String {
+    func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, commandLog: String = "") -> String {
         var out = "# HELP trackhub_build_info The running version, as a label; the value is 1.\n# TYPE trackhub_build_info gauge\n"
         out += "trackhub_build_info{version=\"\(TrackHubVersion.current)\"} 1\n"
         out += ProcessMetrics.read()?.render() ?? ""
-        func metric(_ name: String, _ type: String, _ help: String, _ value: Double, labels: String = "") {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(format(value))\n"
+        func metric(_ name: String, _ type: String, _ help: String, _ value: Double) {
+            out += PrometheusText.metric(name, type, help, value)
         }
         metric("trackhub_connections", "gauge", "Open WebSocket connections.", Double(connectionsOpen))
         metric("trackhub_connections_opened_total", "counter", "WebSocket connections accepted.", Double(connectionsOpened))
@@ -80,28 +76,13 @@ struct HubMetrics {
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
-        if let cluster {
-            metric("trackhub_cluster_redis_up", "gauge", "1 while the cluster log in Redis answers.", cluster.up ? 1 : 0)
-            // -1 until the node has applied anything (no log time yet).
-            let lag = cluster.lagMs < 0 ? -1 : Double(cluster.lagMs) / 1000
-            metric("trackhub_cluster_lag_seconds", "gauge", "This node's clock minus the log time it has applied up to, in seconds.", lag)
-            metric("trackhub_cluster_log_appends_total", "counter", "Commands appended to the cluster log.", Double(clusterAppends))
-            metric("trackhub_cluster_append_failures_total", "counter", "Appends Redis did not take (answered unavailable).", Double(clusterAppendFailures))
-            metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(clusterEntriesApplied))
-            metric("trackhub_cluster_snapshots_written_total", "counter", "Snapshots this node wrote to Redis.", Double(clusterSnapshotsWritten))
-        }
+        out += commandLog  // the cluster's gauges and counters (RedisCommandLog)
         out += fixAck.render("trackhub_fix_ack_seconds", help: "From a fix's arrival to its ack being queued (store commit included).")
         out += storeCommit.render("trackhub_store_commit_seconds", help: "From a batch handed to the store to its completion on the service thread.")
-        out += "# HELP trackhub_errors_out_total Error replies sent, by code.\n# TYPE trackhub_errors_out_total counter\n"
-        for (code, count) in errorsOut.sorted(by: { $0.key < $1.key }) {
-            out += "trackhub_errors_out_total{code=\"\(code)\"} \(count)\n"
-        }
-        out += "# HELP trackhub_http_refused_total HTTP requests refused before they ran, by reason.\n# TYPE trackhub_http_refused_total counter\n"
-        for (reason, count) in httpRefusals.sorted(by: { $0.key < $1.key }) {
-            out += "trackhub_http_refused_total{reason=\"\(reason)\"} \(count)\n"
-        }
+        out += PrometheusText.counters("trackhub_errors_out_total", "Error replies sent, by code.", label: "code", errorsOut)
+        out += PrometheusText.counters("trackhub_http_refused_total", "HTTP requests refused before they ran, by reason.", label: "reason", httpRefusals)
         out += "# HELP trackhub_tick_duration_seconds Time to compute, encode and queue one tick.\n# TYPE trackhub_tick_duration_seconds summary\n"
-        out += "trackhub_tick_duration_seconds_sum \(format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"
+        out += "trackhub_tick_duration_seconds_sum \(PrometheusText.format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"
         metric("trackhub_tick_duration_seconds_max", "gauge", "Longest tick so far.", tickSecondsMax)
         metric("trackhub_tick_duration_seconds_last", "gauge", "The last tick.", tickSecondsLast)
         metric("trackhub_fleet_ticks_total", "counter", "Fleet index rebuilds.", Double(fleetTicks))
@@ -111,8 +92,26 @@ struct HubMetrics {
         metric("trackhub_draining", "gauge", "1 after SIGTERM while the hub drains.", draining ? 1 : 0)
         return out
     }
+}
 
-    private func format(_ value: Double) -> String {
+/// The Prometheus text format, one metric at a time.
+enum PrometheusText {
+    /// `# HELP`, `# TYPE` and the value of one unlabelled metric.
+    static func metric(_ name: String, _ type: String, _ help: String, _ value: Double) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(format(value))\n"
+    }
+
+    /// A counter with one label, a line per value of the label, in the label's order.
+    static func counters(_ name: String, _ help: String, label: String, _ counts: [String: Int]) -> String {
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+        for (value, count) in counts.sorted(by: { $0.key < $1.key }) {
+            out += "\(name){\(label)=\"\(value)\"} \(count)\n"
+        }
+        return out
+    }
+
+    /// An integral value without a fraction, others as Swift prints them.
+    static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }

@@ -8,31 +8,30 @@ import TrackHubStore
 ///
 /// The node's own store (SQLite in --data) keeps what it applied, for trails, event replay
 /// and snapshots' trails; the log in Redis is what makes a command durable.
-extension Hub {
+extension RedisCommandLog {
     /// Applies one batch from the log reader, then lets the grid catch up to the new watermark.
     func applyLogBatch(_ batch: ClusterReadBatch) {
-        guard let cluster else { return }
         for entry in batch.entries {
-            if cluster.applied[entry.partition] < entry.id { cluster.applied[entry.partition] = entry.id }
-            metrics.clusterEntriesApplied += 1
+            if state.applied[entry.partition] < entry.id { state.applied[entry.partition] = entry.id }
+            counters.entriesApplied += 1
             guard let command = ClusterCommand.decode(entry.payload) else {
                 logWarning("cluster log \(ClusterLog.streamKey(entry.partition)) entry \(entry.id) is not a TrackHub command; skipped")
                 continue
             }
-            let mine = command.origin == cluster.nodeID ? command.request : nil
+            let mine = command.origin == state.nodeID ? command.request : nil
             apply(command, at: entry.id.ms, request: mine)
         }
-        for (partition, id) in batch.lastIDs where cluster.applied[partition] < id { cluster.applied[partition] = id }
-        cluster.watermark = max(cluster.watermark, batch.watermark)
-        cluster.reader?.consumed()
-        tickClusterGrid(now: wallClockMillis())
+        for (partition, id) in batch.lastIDs where state.applied[partition] < id { state.applied[partition] = id }
+        state.watermark = max(state.watermark, batch.watermark)
+        state.reader?.consumed()
+        tickGrid(now: wallClockMillis())
     }
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         let id = command.trip
         if command.kind != .create {
-            guard trips[id] != nil else {
-                return answer(request) { [self] reply in answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
+            guard hub.trips[id] != nil else {
+                return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
             }
             // The trip's grid ticks before this entry come first (see Hub+ClusterTick).
             advanceTicks(of: id, through: t)
@@ -44,7 +43,7 @@ extension Hub {
         case .route: applyReroute(command, at: t, request: request)
         case .end: applyEnd(trip: id, at: t, request: request)
         }
-        if trips[id] != nil { scheduleGridTicks(of: id, after: t) }
+        if hub.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
     }
 
     private func answer(_ request: Int64?, _ body: @escaping (Reply) -> Void) {
@@ -53,28 +52,28 @@ extension Hub {
 
     private func applyCreate(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         let id = command.trip
-        if trips[id] != nil {
-            return answer(request) { [self] reply in answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
+        if hub.trips[id] != nil {
+            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
         }
         let trip: Trip
         let riderJSON: [UInt8]?
         do throws(ProtocolError) {
-            let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: config.protocolLimits)
-            riderJSON = body.rider.map { riderBytes($0) }
-            trip = try makeTrip(id: id, body, now: t)
+            let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
+            riderJSON = body.rider.map { hub.riderBytes($0) }
+            trip = try hub.makeTrip(id: id, body, now: t)
         } catch {
-            return answer(request) { [self] reply in answerFailure(reply, error) }
+            return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
         var created = trip
         let event = created.created(now: t)
-        trips[id] = TripEntry(trip: created, createdAt: t, slot: nextSlot, riderJSON: riderJSON)
-        nextSlot += 1
-        lastBroadcastEvent[id] = 0
-        storeStateAndSend([event], trip: id) { [self] _ in
+        hub.trips[id] = TripEntry(trip: created, createdAt: t, slot: hub.nextSlot, riderJSON: riderJSON)
+        hub.nextSlot += 1
+        hub.lastBroadcastEvent[id] = 0
+        hub.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { respondTrip(connection, id: id, status: 201) }
+                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 201) }
             }
-            sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
         }
     }
 
@@ -83,22 +82,22 @@ extension Hub {
         var records: [StoreRecord] = []
         verdicts.reserveCapacity(fixes.count)
         for fix in fixes {
-            let verdict = mutateTrip(id) { $0.trip.judge(fix) } ?? .refused(.ended)
+            let verdict = hub.mutateTrip(id) { $0.trip.judge(fix) } ?? .refused(.ended)
             verdicts.append(verdict)
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
             }
-            if verdict.isApplied { applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
+            if verdict.isApplied { hub.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
         }
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
-        answer(request) { [self] reply in answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
-        persist(records) { _ in }
+        answer(request) { [self] reply in hub.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
+        hub.persist(records) { _ in }
     }
 
     private func applyProceed(trip id: String, at t: Int64, request: Int64?) {
-        let outcome: Result<[TripEvent], TripCommandError>? = mutateTrip(id) { entry in
+        let outcome: Result<[TripEvent], TripCommandError>? = hub.mutateTrip(id) { entry in
             do throws(TripCommandError) {
                 return .success(try entry.trip.proceed(now: t))
             } catch {
@@ -106,20 +105,20 @@ extension Hub {
             }
         }
         guard case .success(let events) = outcome else {
-            let status = trips[id]?.trip.status.rawValue ?? "unknown"
+            let status = hub.trips[id]?.trip.status.rawValue ?? "unknown"
             return answer(request) { [self] reply in
-                answerFailure(reply, ProtocolError(.conflict, "trip \(id) is \(status), not holding"))
+                hub.answerFailure(reply, ProtocolError(.conflict, "trip \(id) is \(status), not holding"))
             }
         }
         // Now, not once stored locally: every node numbers this segment alike.
-        sendArrivalSegmentIfArrived(events, trip: id, now: t)
-        storeStateAndSend(events, trip: id) { [self] _ in
+        hub.sendArrivalSegmentIfArrived(events, trip: id, now: t)
+        hub.storeStateAndSend(events, trip: id) { [self] _ in
             answer(request) { [self] reply in
                 switch reply {
                 case .webSocket(let connection, let re):
-                    enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
+                    hub.enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
                 case .http(let connection):
-                    respondTrip(connection, id: id, status: 200)
+                    hub.respondTrip(connection, id: id, status: 200)
                 }
             }
         }
@@ -127,15 +126,15 @@ extension Hub {
 
     private func applyReroute(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         let id = command.trip
-        guard let status = trips[id]?.trip.status, status != .arrived, status != .ended else {
-            let status = trips[id]?.trip.status.rawValue ?? "unknown"
-            return answer(request) { [self] reply in answerFailure(reply, ProtocolError(.conflict, "route: trip \(id) is \(status)")) }
+        guard let status = hub.trips[id]?.trip.status, status != .arrived, status != .ended else {
+            let status = hub.trips[id]?.trip.status.rawValue ?? "unknown"
+            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.conflict, "route: trip \(id) is \(status)")) }
         }
         let events: [TripEvent]
         do throws(ProtocolError) {
-            let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: config.protocolLimits)
-            guard let route = try makeRoute(body.route) else { throw .badRequest("route is required") }
-            let outcome: Result<[TripEvent], TripSetupError>? = mutateTrip(id) { entry in
+            let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
+            guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
+            let outcome: Result<[TripEvent], TripSetupError>? = hub.mutateTrip(id) { entry in
                 do throws(TripSetupError) {
                     let events = try entry.trip.reroute(route: route, waypoints: body.waypoints, destination: body.destination, now: t)
                     if let rest = entry.trip.remainingSegment(at: t) { entry.lastSegment = rest }
@@ -150,26 +149,26 @@ extension Hub {
             case nil: throw ProtocolError(.notFound, "trip \(id) does not exist")
             }
         } catch {
-            return answer(request) { [self] reply in answerFailure(reply, error) }
+            return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
-        storeStateAndSend(events, trip: id) { [self] _ in
+        hub.storeStateAndSend(events, trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { respondTrip(connection, id: id, status: 200) }
+                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 200) }
             }
-            sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
         }
     }
 
     private func applyEnd(trip id: String, at t: Int64, request: Int64?) {
-        let events = mutateTrip(id) { entry -> [TripEvent] in
+        let events = hub.mutateTrip(id) { entry -> [TripEvent] in
             let events = entry.trip.end(now: t)
             if !events.isEmpty { entry.endedAt = t }
             return events
         } ?? []
-        cluster?.endsRequested.remove(id)
-        storeStateAndSend(events, trip: id) { [self] _ in
+        state.endsRequested.remove(id)
+        hub.storeStateAndSend(events, trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { respondTrip(connection, id: id, status: 200) }
+                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 200) }
             }
         }
     }

@@ -4,15 +4,15 @@ import TrackHubRedis
 import TrackHubStore
 
 /// Cluster mode: joining the cluster at start-up, snapshots, and leaving.
-extension Hub {
+extension RedisCommandLog {
     /// How long start-up keeps trying to reach Redis before giving up.
     static let clusterStartDeadlineMs: Int64 = 30_000
 
     /// Before the service thread starts: checks the partition count, loads the latest snapshot
     /// into memory and into the node's own store, and sets the log reader to replay from there.
-    func joinCluster(_ address: RedisAddress) throws {
+    func join() throws {
         let redis = try connectForStartup(address)
-        let partitions = config.clusterPartitions
+        let partitions = hub.config.clusterPartitions
         // The first node fixes the partition count; every later one must agree.
         _ = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.partitionsKey), Array(redis: String(partitions)), Array(redis: "NX")])
         let stored = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.partitionsKey)]).int
@@ -36,32 +36,21 @@ extension Hub {
             watermark = snapshot.watermark
         }
         let writer = ClusterLogWriter(address: address)
-        let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: config.tickHz, phases: animating.phases)
+        let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.animating.phases)
         state.watermark = watermark
         state.lastSnapshotAt = wallClockMillis()
         state.reader = ClusterLogReader(
             address: address, partitions: partitions, after: positions,
-            deliver: { [self] batch in runOnServiceThread { [self] in applyLogBatch(batch) } },
+            deliver: { [self] batch in hub.runOnServiceThread { [self] in applyLogBatch(batch) } },
             connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }
                 writer.reconnectBeforeNextSend()
-                runOnServiceThread { [self] in
-                    cluster?.readerUp = up
-                    cluster?.readerError = why
+                hub.runOnServiceThread { [self] in
+                    self.state.readerUp = up
+                    self.state.readerError = why
                 }
             })
-        cluster = state
-    }
-
-    /// Starts the log threads (once the service thread runs, so batches have somewhere to go).
-    func startClusterThreads() {
-        cluster?.writer.start()
-        cluster?.reader?.start()
-    }
-
-    func stopClusterThreads() {
-        cluster?.reader?.stop()
-        cluster?.writer.stop()
+        self.state = state
     }
 
     private func connectForStartup(_ address: RedisAddress) throws -> RedisConnection {
@@ -82,20 +71,20 @@ extension Hub {
     private func install(_ snapshot: ClusterSnapshot) throws {
         var records: [StoreRecord] = []
         for record in snapshot.trips {
-            var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: nextSlot, riderJSON: record.rider.map { Array($0.utf8) })
-            nextSlot += 1
+            var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: hub.nextSlot, riderJSON: record.rider.map { Array($0.utf8) })
+            hub.nextSlot += 1
             entry.frameSeq = record.frameSeq
             entry.segmentSeq = record.segmentSeq
             entry.nextTickAt = record.nextTickAt
             entry.endedAt = record.endedAt
             entry.recentEvents = record.events.map { Array($0.utf8) }
-            trips[record.trip.id] = entry
-            lastBroadcastEvent[record.trip.id] = record.trip.lastEventNumber
+            hub.trips[record.trip.id] = entry
+            hub.lastBroadcastEvent[record.trip.id] = record.trip.lastEventNumber
             records += ClusterSnapshot.storeRecords(for: record)
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = ResultBox()
-        store.append(records) { result in
+        hub.store.append(records) { result in
             outcome.set(result)
             done.signal()
         }
@@ -103,40 +92,19 @@ extension Hub {
         if case .failure(let error) = outcome.get() { throw ClusterStartError("loading the snapshot into the node's store: \(error)") }
     }
 
-    /// Restores the `moving` set from the trips' scheduled ticks (after `install`).
-    func restoreClusterSchedule() {
-        guard let cluster else { return }
-        for (id, entry) in trips where entry.nextTickAt != nil { cluster.moving.insert(id) }
-    }
-
-    /// Every half second (tick housekeeping): answer commands the log never confirmed, and
-    /// write a snapshot when one is due.
-    func clusterHousekeeping(now: Int64) {
-        guard let cluster else { return }
-        expirePendingCommands(now: now)
-        if now / 30_000 != (now - 500) / 30_000 { cluster.endsRequested.removeAll() }  // a lost end is asked again
-        if !cluster.snapshotInFlight, cluster.readerUp, cluster.isCaughtUp(now: now),
-            now - cluster.lastSnapshotAt >= config.clusterSnapshotIntervalMs, let address = config.clusterAddress
-        {
-            cluster.lastSnapshotAt = now
-            cluster.snapshotInFlight = true
-            writeSnapshot(to: address, cluster: cluster)
-        }
-    }
-
     /// Captures the state on the service thread (cheap copies), encodes and writes it on a
     /// background queue. Only the node holding `trackhub:snapshot-lock` writes, so the nodes
     /// of a cluster write one snapshot per interval between them.
-    private func writeSnapshot(to address: RedisAddress, cluster: ClusterState) {
-        let captured = trips.values.map { entry in
+    func writeSnapshot() {
+        let captured = hub.trips.values.map { entry in
             (entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents)
         }
-        let positions = cluster.applied
-        let watermark = cluster.watermark
-        let nodeID = cluster.nodeID
-        let partitions = cluster.partitions
-        let lockMs = max(1000, config.clusterSnapshotIntervalMs * 9 / 10)
-        let store = self.store
+        let positions = state.applied
+        let watermark = state.watermark
+        let nodeID = state.nodeID
+        let partitions = state.partitions
+        let lockMs = max(1000, hub.config.clusterSnapshotIntervalMs * 9 / 10)
+        let store = hub.store
         DispatchQueue.global(qos: .utility).async { [self] in
             let written: Bool
             do {
@@ -146,12 +114,12 @@ extension Hub {
                 if lock.text != "OK" {
                     written = false  // another node holds this interval's lock
                 } else {
-                    let records = captured.map { item in
+                    let records = try captured.map { item in
                         ClusterSnapshot.TripRecord(
                             trip: item.0, createdAt: item.1, rider: item.2.map { String(decoding: $0, as: UTF8.self) },
                             frameSeq: item.3, segmentSeq: item.4, nextTickAt: item.5, endedAt: item.6,
                             events: item.7.map { String(decoding: $0, as: UTF8.self) },
-                            trail: ((try? store.recentFixes(tripID: item.0.id, count: 100)) ?? []).map { .init(fix: $0.fix, refusal: $0.refusal) })
+                            trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
                     }
                     let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records)
                     let reply = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.snapshotKey), try snapshot.encoded()])
@@ -161,9 +129,9 @@ extension Hub {
                 logWarning("cluster snapshot not written: \(error)")
                 written = false
             }
-            runOnServiceThread { [self] in
-                self.cluster?.snapshotInFlight = false
-                if written { metrics.clusterSnapshotsWritten += 1 }
+            hub.runOnServiceThread { [self] in
+                state.snapshotInFlight = false
+                if written { counters.snapshotsWritten += 1 }
             }
         }
     }

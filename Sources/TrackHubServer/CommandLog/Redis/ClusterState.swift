@@ -8,8 +8,6 @@ final class ClusterState {
     /// How long a command whose append succeeded may wait to be applied before its client is
     /// told `unavailable` (the command may still be applied later; a resend is a duplicate).
     static let pendingTimeoutMs: Int64 = 10_000
-    /// Events per trip kept in memory for snapshots.
-    static let eventsKept = 256
     /// The node is caught up when its watermark is this close to its clock.
     static let caughtUpWithinMs: Int64 = 1000
 

@@ -1,0 +1,101 @@
+import TrackHubProtocol
+
+/// What a client may do (PROTOCOL section 2), from its token. Open mode grants everything.
+struct Grants: Sendable, Equatable {
+    enum Scope: String, Sendable { case courier, viewer, fleet, admin }
+    var scopes: Set<Scope>
+    /// Trip ids the token lists; nil: every trip ("*").
+    var trips: Set<String>?
+    /// Seconds since the epoch after which the token is no longer valid; nil: never (open mode).
+    var expiresAt: Int64?
+    /// Whether any valid token (or open mode) is present.
+    var isAuthenticated: Bool
+
+    static let everything = Grants(scopes: [.courier, .viewer, .fleet, .admin], trips: nil, expiresAt: nil, isAuthenticated: true)
+    static let nothing = Grants(scopes: [], trips: [], expiresAt: nil, isAuthenticated: false)
+
+    init(scopes: Set<Scope>, trips: Set<String>?, expiresAt: Int64?, isAuthenticated: Bool) {
+        self.scopes = scopes
+        self.trips = trips
+        self.expiresAt = expiresAt
+        self.isAuthenticated = isAuthenticated
+    }
+
+    init(claims: TokenClaims) {
+        self.init(
+            scopes: Set(claims.scopes.compactMap { Scope(rawValue: $0.rawValue) }),
+            trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true)
+    }
+
+    /// The one check of PROTOCOL 2's table: whether these grants allow an operation that
+    /// needs `access` (on `trip`, for the per-trip kinds). Every WebSocket op and every
+    /// `/v1` route is checked here.
+    func permits(_ access: Access, trip: String?) -> Bool {
+        switch access {
+        case .anyone: return true
+        case .anyToken: return isAuthenticated
+        case .viewTrip: return allowsViewing(trip ?? "")
+        case .driveTrip: return allowsDriving(trip ?? "")
+        case .fleet: return allowsFleet
+        case .admin: return allowsAdministering
+        }
+    }
+
+    private func lists(_ trip: String) -> Bool { trips == nil || trips?.contains(trip) == true }
+
+    /// `subscribe`, `GET /v1/trips/{id}`, `GET .../trail`: viewer or courier, its trips.
+    func allowsViewing(_ trip: String) -> Bool {
+        scopes.contains(.admin) || ((scopes.contains(.viewer) || scopes.contains(.courier)) && lists(trip))
+    }
+
+    /// `fix`, `proceed`, `POST .../fixes`, `POST .../proceed`: courier, its trips.
+    func allowsDriving(_ trip: String) -> Bool {
+        scopes.contains(.admin) || (scopes.contains(.courier) && lists(trip))
+    }
+
+    /// `viewport`, `GET /v1/fleet/clusters`: fleet.
+    var allowsFleet: Bool { scopes.contains(.admin) || scopes.contains(.fleet) }
+
+    /// `POST /v1/trips`, `PUT .../route`, `DELETE /v1/trips/{id}`: admin.
+    var allowsAdministering: Bool { scopes.contains(.admin) }
+
+    /// Whether `GET /v1/trips` shows this trip: its trips, or every trip for admin and fleet.
+    func allowsListing(_ trip: String) -> Bool {
+        scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
+    }
+
+    /// True once the token's `exp` (with the leeway) has passed; never in open mode.
+    func isExpired(nowMs: Int64) -> Bool {
+        guard let expiresAt else { return false }
+        return JWT.isExpired(expiresAt: expiresAt, nowMs: nowMs)
+    }
+}
+
+/// What an operation needs of the caller's token (PROTOCOL 2): one row of the table.
+enum Access: Sendable {
+    /// No token (also on a secured hub).
+    case anyone
+    /// Any valid token.
+    case anyToken
+    /// `viewer` or `courier` with the trip in `trips`.
+    case viewTrip
+    /// `courier` with the trip in `trips`.
+    case driveTrip
+    /// `fleet`.
+    case fleet
+    /// `admin`.
+    case admin
+}
+
+extension ClientMessage {
+    /// What this WebSocket op needs (PROTOCOL 2); `hello` and `ping` need no token.
+    var access: (Access, trip: String?) {
+        switch self {
+        case .hello, .ping: return (.anyone, nil)
+        case .unsubscribe: return (.anyToken, nil)
+        case .subscribe(let trip, _, _): return (.viewTrip, trip)
+        case .fix(let trip, _), .proceed(let trip): return (.driveTrip, trip)
+        case .viewport: return (.fleet, nil)
+        }
+    }
+}

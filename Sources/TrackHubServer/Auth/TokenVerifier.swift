@@ -1,0 +1,43 @@
+import Foundation
+import TrackHubProtocol
+
+/// Checks tokens against the hub's secrets (two during a rotation, PROTOCOL 14). A value:
+/// the WebSocket side and the HTTP gate share one.
+struct TokenVerifier: Sendable {
+    /// The HS256 secrets, newest first; empty: an open hub, every token ignored.
+    var secrets: [String]
+
+    var isSecured: Bool { !secrets.isEmpty }
+
+    /// The grants of `token`, or `unauthorized` naming what is wrong with it: a secret whose
+    /// signature matched explains better (say, `expired`) than one that merely did not match.
+    /// A refusal is logged (without the token).
+    func verify(_ token: String, now: Int64) -> Result<Grants, ProtocolError> {
+        guard isSecured else { return .success(.everything) }
+        var verdict: TokenError?
+        for secret in secrets {
+            switch JWT.verify(token, secret: secret, nowMs: now) {
+            case .success(let claims):
+                return .success(Grants(claims: claims))
+            case .failure(let error):
+                if verdict == nil || verdict == .badSignature { verdict = error }
+            }
+        }
+        let refusal = ProtocolError.unauthorized(verdict?.message ?? "token is not valid")
+        HubLog.log(.info, "token refused", [("reason", .string(refusal.message))])
+        return .failure(refusal)
+    }
+
+    /// The grants of an HTTP request's `Authorization: Bearer <token>`.
+    func authenticate(_ request: HTTPRequest, now: Int64) throws(ProtocolError) -> Grants {
+        guard let header = request.authorization?.trimmingCharacters(in: [" ", "\t"]), !header.isEmpty else {
+            throw .unauthorized("Authorization: a Bearer token is required")
+        }
+        let scheme = header.prefix { $0 != " " }
+        guard scheme.lowercased() == "bearer" else {
+            throw .unauthorized("Authorization: scheme must be Bearer")
+        }
+        let token = header.dropFirst(scheme.count).trimmingCharacters(in: [" ", "\t"])
+        return try verify(token, now: now).get()
+    }
+}

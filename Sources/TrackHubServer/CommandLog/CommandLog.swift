@@ -1,0 +1,81 @@
+import TrackHubCore
+import TrackHubProtocol
+
+/// Where the answer to a command goes once its change is durable.
+enum Reply: Sendable {
+    case webSocket(ConnectionID, MessageID?)
+    case http(ConnectionID)
+}
+
+/// A change to a trip, checked as far as the request alone allows (PROTOCOL 4 and 5): what
+/// a client asks for, over HTTP or the WebSocket, in one form for both command logs.
+enum TripCommand: Sendable {
+    /// `id` is chosen before submitting (the request's, or a fresh one).
+    case create(id: String, CreateTripRequest, route: Route?, rawBody: [UInt8])
+    case fixes(trip: String, [FixInput])
+    case proceed(trip: String)
+    case route(trip: String, RerouteRequest, route: Route, rawBody: [UInt8])
+    case end(trip: String)
+
+    var trip: String {
+        switch self {
+        case .create(let id, _, _, _): return id
+        case .fixes(let trip, _), .proceed(let trip), .route(let trip, _, _, _), .end(let trip): return trip
+        }
+    }
+}
+
+/// The readiness a command log reports for `/healthz` (PROTOCOL 9).
+enum CommandLogHealth: Sendable, Equatable {
+    case ok
+    /// It cannot make commands durable now.
+    case unavailable
+    /// It is still replaying what others wrote (a cluster node starting).
+    case catchingUp
+}
+
+/// Where trip commands become durable, in one order per trip, and the clock trips advance on.
+///
+/// The guarantee both backends keep (PROTOCOL 7): a command is answered, and its effect shown,
+/// only once it is durable; a command that could not be made durable is answered
+/// `unavailable` and changes nothing a client has seen.
+/// - `LocalCommandLog`: one hub alone. A command is judged on arrival and its result
+///   written to the trip store (SQLite); it is answered after the commit.
+/// - `RedisCommandLog`: a cluster. A command is appended to a Redis stream first; every node
+///   applies the stream in order with the entry's time as the clock, and the node that
+///   appended it answers once it applies it.
+///
+/// Everything is called on the hub's service thread.
+protocol CommandLog: AnyObject {
+    /// Loads what the log holds into the hub's trip table (start-up, before the port opens).
+    func restore() throws
+    /// Starts and stops the log's own threads (with the service thread).
+    func startThreads()
+    func stopThreads()
+
+    /// Takes a command. `reply` nil: the hub's own (an arrived trip's end), nobody waits.
+    func submit(_ command: TripCommand, reply: Reply?, now: Int64)
+
+    /// One sub-tick: the frames due of the trips that move, on this log's clock.
+    func advanceTrips(now: Int64)
+    /// A fix gave `trip` a new segment: it moves now (joins the tick schedule).
+    func tripStartedMoving(_ trip: String, at t: Int64)
+    /// Housekeeping (every 500 ms or so): arrived trips to end, expired requests, snapshots.
+    func housekeeping(now: Int64)
+
+    /// Runs `then` once every write whose command was answered is readable in the trip store
+    /// (a trail read must show every acked fix).
+    func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void)
+    /// A connection closed: answers still owed to it are dropped.
+    func connectionClosed(_ id: ConnectionID)
+
+    func health(now: Int64) -> CommandLogHealth
+    /// True while commands wait for their answer (the drain waits for them).
+    var hasUnansweredCommands: Bool { get }
+    /// Trips in the tick schedule.
+    var movingTripCount: Int { get }
+    /// Whether a trip's recent events are kept in memory (for snapshots of the log).
+    var keepsRecentEvents: Bool { get }
+    /// Lines for `/metrics` (Prometheus text), empty for none.
+    func metricsText(now: Int64) -> String
+}

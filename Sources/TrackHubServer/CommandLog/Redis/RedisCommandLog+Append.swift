@@ -1,0 +1,97 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubRedis
+
+/// Cluster mode: a command goes to the log first; the node that appended it answers it when
+/// it applies its own entry (so every answer is decided in log order, the same on every node).
+/// PROTOCOL 7: a fix is acked only once Redis has it; while Redis cannot take it the client
+/// gets `unavailable`, never an ack.
+extension RedisCommandLog {
+    /// Appends a command to its trip's partition of the log. `reply` nil: nobody waits.
+    func appendToLog(_ command: ClusterCommand, reply: Reply?, now: Int64) {
+        var command = command
+        var requestNumber: Int64?
+        if let reply {
+            if state.pending.count >= ClusterState.maxPending {
+                hub.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
+                return
+            }
+            let number = state.nextRequest
+            state.nextRequest += 1
+            state.pending[number] = ClusterState.Pending(reply: reply, appendedAt: now)
+            if case .webSocket(let connection, _) = reply { state.pendingOrder[connection, default: []].append(number) }
+            command.origin = state.nodeID
+            command.request = number
+            requestNumber = number
+        }
+        let request = requestNumber
+        counters.appends += 1
+        let partition = ClusterLog.partition(of: command.trip, partitions: state.partitions)
+        let what = command.kind == .fixes ? "fix" : command.kind.rawValue
+        state.writer.append(partition: partition, payload: command.encoded()) { [self] result in
+            guard case .failure(let error) = result else { return }
+            hub.runOnServiceThread { [self] in
+                counters.appendFailures += 1
+                guard let request else { return }
+                answerPending(request) { [self] reply in
+                    hub.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
+                }
+            }
+        }
+    }
+
+    /// Gives a pending command its answer; answers go out per connection in arrival order.
+    func answerPending(_ request: Int64, _ answer: @escaping (Reply) -> Void) {
+        guard let pending = state.pending[request], pending.answer == nil else { return }
+        let reply = pending.reply
+        state.pending[request]?.answer = { answer(reply) }
+        switch reply {
+        case .http:
+            state.pending[request] = nil
+            answer(reply)
+        case .webSocket(let connection, _):
+            flushPendingAnswers(of: connection)
+        }
+    }
+
+    /// Sends the answers at the front of a connection's queue that are ready.
+    private func flushPendingAnswers(of connection: ConnectionID) {
+        guard var order = state.pendingOrder[connection] else { return }
+        var sent = 0
+        for request in order {
+            guard let answer = state.pending[request]?.answer else { break }
+            state.pending[request] = nil
+            answer()
+            sent += 1
+        }
+        order.removeFirst(sent)
+        state.pendingOrder[connection] = order.isEmpty ? nil : order
+    }
+
+    /// A connection closed: its pending commands still go through the log, unanswered.
+    func forgetPendingAnswers(of connection: ConnectionID) {
+        guard let order = state.pendingOrder.removeValue(forKey: connection) else { return }
+        for request in order { state.pending[request] = nil }
+    }
+
+    /// Commands not applied within the timeout are answered `unavailable` (housekeeping).
+    func expirePendingCommands(now: Int64) {
+        let late = state.pending.filter { $0.value.answer == nil && now - $0.value.appendedAt > ClusterState.pendingTimeoutMs }
+        for request in late.keys.sorted() {
+            answerPending(request) { [self] reply in
+                hub.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
+            }
+        }
+    }
+
+    /// PROTOCOL 5: an arrived trip ends `--end-after` after arriving. In a cluster any node
+    /// may notice first; each asks the log once, and an end of an ended trip changes nothing.
+    func requestEndsOfArrivedTrips(now: Int64) {
+        for (id, entry) in hub.trips where entry.trip.status == .arrived && !state.endsRequested.contains(id) {
+            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
+                state.endsRequested.insert(id)
+                appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)
+            }
+        }
+    }
+}

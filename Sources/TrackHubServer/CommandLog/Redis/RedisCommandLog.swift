@@ -1,0 +1,130 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubRedis
+import TrackHubStore
+
+/// A cluster of hubs (`--cluster`, docs/cluster.md): the command log is a set of Redis
+/// streams, one per partition of trip ids. A command is appended first and answered by the
+/// node that appended it once it applies its own entry; every node applies every entry in
+/// log order, with the entry's time as the clock (+Apply), and ticks its trips on a grid of
+/// log time (+Tick), so every node sends the same frames and events.
+///
+/// PROTOCOL 7: a command is acked only once Redis has it; while Redis cannot take it the
+/// client gets `unavailable`. The node's own store (SQLite in `--data`) keeps what it
+/// applied, for trails, event replay and snapshots' trails.
+///
+/// Threads: like the hub, owned by the service thread; other threads hand work in with
+/// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
+final class RedisCommandLog: CommandLog, @unchecked Sendable {
+    unowned let hub: Hub
+    let address: RedisAddress
+    /// Set by `restore` (joining the cluster); the service thread owns it afterwards.
+    var state: ClusterState!
+
+    /// What this node did with the log, for /metrics.
+    struct Counters {
+        var appends = 0
+        var appendFailures = 0
+        var entriesApplied = 0
+        var snapshotsWritten = 0
+    }
+    var counters = Counters()
+
+    init(hub: Hub, address: RedisAddress) {
+        self.hub = hub
+        self.address = address
+    }
+
+    func restore() throws {
+        try join()
+        for (id, entry) in hub.trips where entry.nextTickAt != nil { state.moving.insert(id) }
+    }
+
+    func startThreads() {
+        state.writer.start()
+        state.reader?.start()
+    }
+
+    func stopThreads() {
+        state.reader?.stop()
+        state.writer.stop()
+    }
+
+    func submit(_ command: TripCommand, reply: Reply?, now: Int64) {
+        switch command {
+        case .create(let id, let body, _, let rawBody):
+            do throws(ProtocolError) {
+                // The checks every node's applier makes, so their 400s come without a round trip.
+                _ = try hub.makeTrip(id: "check", body, now: now)
+                if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
+            } catch {
+                if let reply { hub.answerFailure(reply, error) }
+                return
+            }
+            appendToLog(ClusterCommand(kind: .create, trip: id, body: String(decoding: rawBody, as: UTF8.self)), reply: reply, now: now)
+        case .fixes(let trip, let fixes):
+            appendToLog(ClusterCommand(kind: .fixes, trip: trip, fixes: fixes), reply: reply, now: now)
+        case .proceed(let trip):
+            appendToLog(ClusterCommand(kind: .proceed, trip: trip), reply: reply, now: now)
+        case .route(let trip, _, _, let rawBody):
+            appendToLog(ClusterCommand(kind: .route, trip: trip, body: String(decoding: rawBody, as: UTF8.self)), reply: reply, now: now)
+        case .end(let trip):
+            appendToLog(ClusterCommand(kind: .end, trip: trip), reply: reply, now: now)
+        }
+    }
+
+    func advanceTrips(now: Int64) {
+        tickGrid(now: now)
+    }
+
+    func tripStartedMoving(_ trip: String, at t: Int64) {
+        // The grid is scheduled after each applied command (+Apply's `scheduleGridTicks`).
+    }
+
+    func housekeeping(now: Int64) {
+        requestEndsOfArrivedTrips(now: now)
+        expirePendingCommands(now: now)
+        if now / 30_000 != (now - 500) / 30_000 { state.endsRequested.removeAll() }  // a lost end is asked again
+        if !state.snapshotInFlight, state.readerUp, state.isCaughtUp(now: now),
+            now - state.lastSnapshotAt >= hub.config.clusterSnapshotIntervalMs
+        {
+            state.lastSnapshotAt = now
+            state.snapshotInFlight = true
+            writeSnapshot()
+        }
+    }
+
+    func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void) {
+        // A fix is acked once Redis has it, before this node's own copy of the trail is
+        // written: read after every write queued so far (an empty batch completes after them).
+        hub.persist([]) { _ in then() }
+    }
+
+    func connectionClosed(_ id: ConnectionID) {
+        forgetPendingAnswers(of: id)
+    }
+
+    func health(now: Int64) -> CommandLogHealth {
+        if !state.isHealthy { return .unavailable }
+        return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: still replaying the log
+    }
+
+    var hasUnansweredCommands: Bool { !state.pending.isEmpty }
+    var movingTripCount: Int { state.moving.count }
+    var keepsRecentEvents: Bool { true }
+
+    func metricsText(now: Int64) -> String {
+        Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
+    }
+
+    /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
+    static func metricsText(up: Bool, lagMs: Int64?, counters: Counters) -> String {
+        let lag = lagMs.map { Double($0) / 1000 } ?? -1
+        return PrometheusText.metric("trackhub_cluster_redis_up", "gauge", "1 while the cluster log in Redis answers.", up ? 1 : 0)
+            + PrometheusText.metric("trackhub_cluster_lag_seconds", "gauge", "This node's clock minus the log time it has applied up to, in seconds.", lag)
+            + PrometheusText.metric("trackhub_cluster_log_appends_total", "counter", "Commands appended to the cluster log.", Double(counters.appends))
+            + PrometheusText.metric("trackhub_cluster_append_failures_total", "counter", "Appends Redis did not take (answered unavailable).", Double(counters.appendFailures))
+            + PrometheusText.metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(counters.entriesApplied))
+            + PrometheusText.metric("trackhub_cluster_snapshots_written_total", "counter", "Snapshots this node wrote to Redis.", Double(counters.snapshotsWritten))
+    }
+}
