@@ -29,6 +29,7 @@ public final class MemoryTripStore: TripStore {
     private let state = Mutex<State>(State())
     private let queue = DispatchQueue(label: "trackhub.memory-store")
     private let failing = Atomic<Bool>(false)
+    private let readsFailing = Atomic<Bool>(false)
     public let maxFixesPerTrip: Int
     public let maxEventsPerTrip: Int
 
@@ -39,6 +40,13 @@ public final class MemoryTripStore: TripStore {
 
     /// Test hook: while true, every append fails with `unavailable`.
     public func setFailing(_ value: Bool) { failing.store(value, ordering: .relaxed) }
+
+    /// Test hook: while true, every read of fixes or events fails with `unavailable`.
+    public func setReadsFailing(_ value: Bool) { readsFailing.store(value, ordering: .relaxed) }
+
+    private func checkReadable() throws(StoreError) {
+        if readsFailing.load(ordering: .relaxed) { throw .unavailable("reads are failing (test hook)") }
+    }
 
     public var isHealthy: Bool { !failing.load(ordering: .relaxed) }
 
@@ -111,7 +119,8 @@ public final class MemoryTripStore: TripStore {
     }
 
     public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
-        state.withLock { state in
+        try checkReadable()
+        return state.withLock { state in
             guard let data = state.trips[tripID] else { return [] }
             let start = max(0, after + 1 - data.firstEventN)
             guard start < data.events.count else { return [] }
@@ -120,7 +129,8 @@ public final class MemoryTripStore: TripStore {
     }
 
     public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
-        state.withLock { state in
+        try checkReadable()
+        return state.withLock { state in
             guard let data = state.trips[tripID], limit > 0 else { return TrailPage(fixes: [], next: nil) }
             // The first fix after the cursor and not before `from` (binary search: fixes are sorted).
             let lower = TrailKey(ts: from ?? Int64.min, hasSeq: false, seq: 0)
@@ -161,7 +171,8 @@ public final class MemoryTripStore: TripStore {
     }
 
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
-        state.withLock { state in
+        try checkReadable()
+        return state.withLock { state in
             guard let data = state.trips[tripID] else { return [] }
             return Array(data.fixes.suffix(count))
         }

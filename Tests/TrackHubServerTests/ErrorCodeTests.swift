@@ -205,4 +205,29 @@ import Testing
         #expect(text.contains(#"trackhub_errors_out_total{code="bad_request"} 1"#))
         #expect(text.contains(#"trackhub_errors_out_total{code="not_found"} 1"#))
     }
+
+    /// A store read that fails is an error, never an answer that hides it: a subscribe gets
+    /// `unavailable` (not a snapshot without its trail, nor `recovered: true` without the
+    /// events), `GET /v1/trips/{id}` 503; the hub carries on once reads work again.
+    @Test func aFailedStoreReadIsAnsweredUnavailable() throws {
+        let hub = try TestHub()
+        defer { hub.stop() }
+        try hub.createLisbonTrip("unread")
+        let clients = try TestClients()
+        defer { clients.stop() }
+        let viewer = try clients.connect(port: hub.port)
+        hub.store.setReadsFailing(true)
+        let refused = try viewer.request(["op": "subscribe", "trip": "unread"], id: 1)
+        #expect(refused.type == "error")
+        #expect(refused["code"] as? String == "unavailable")
+        let resumed = try viewer.request(["op": "subscribe", "trip": "unread", "since_event": 0], id: 2)
+        #expect(resumed.type == "error", "no recovered snapshot without the events: \(resumed)")
+        let (status, body) = try hub.httpJSON("GET", "/v1/trips/unread")
+        #expect(status == 503)
+        #expect(TestHub.errorOf(body).code == "unavailable")
+
+        hub.store.setReadsFailing(false)
+        #expect(try viewer.request(["op": "subscribe", "trip": "unread"], id: 3).type == "snapshot")
+        #expect(try hub.httpJSON("GET", "/v1/trips/unread").status == 200)
+    }
 }

@@ -187,7 +187,7 @@ extension Hub {
     /// A fresh snapshot to every subscriber (after creation or a new route).
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = subscribers[id], !followers.isEmpty else { return }
-        let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
+        let trail = recentTrailForAnswer(trip: id)
         let message = ServerMessages.snapshot(.init(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
         _ = broadcast(message, trip: id)
     }
@@ -201,5 +201,18 @@ extension Hub {
             id = "t-" + String((0..<10).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
         } while trips[id] != nil || pendingCreates.contains(id)
         return id
+    }
+
+    /// The last 100 fixes for a trip body or snapshot that follows a command already carried
+    /// out: the command stands, so a failed read is logged and counted, and the answer goes
+    /// out with an empty trail rather than not at all.
+    func recentTrailForAnswer(trip id: String) -> [StoredFix] {
+        do {
+            return try store.recentFixes(tripID: id, count: 100)
+        } catch {
+            metrics.storeReadFailures += 1
+            logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
+            return []
+        }
     }
 }

@@ -100,7 +100,7 @@ extension Hub {
             break  // answered by the gate, before the token check
         case .getTrip(let id):
             guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-            respondTrip(connection, id: id, status: 200)
+            respondTrip(connection, id: id, status: 200, afterCommand: false)
         case .trail(let id, let query, let format):
             guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
             // Every acked fix is in the trail: read once the log's answered writes are readable.
@@ -163,11 +163,26 @@ extension Hub {
         respond(connection, status: 200, json: w.finish())
     }
 
-    func respondTrip(_ connection: ConnectionID, id: String, status: Int) {
-        let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
-        let body = ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
-        if status == 201 { return respondCreated(connection, id: id, json: body) }
-        respond(connection, status: status, json: body)
+    /// The trip with its last 100 fixes (PROTOCOL 5). The trail is read off the service
+    /// thread; the body is built on it once the read is back, from the trip as it is then.
+    /// A failed read answers `GET` with 503; after a command (which stands) the trip goes
+    /// out without its trail, logged and counted.
+    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true) {
+        readFromStore({ store throws(StoreError) in try store.recentFixes(tripID: id, count: 100) }) { [self] result in
+            let trail: [StoredFix]
+            switch result {
+            case .success(let read):
+                trail = read
+            case .failure(let error) where !afterCommand:
+                return respondError(connection, ProtocolError(.unavailable, "trip \(id): the store could not be read (\(error)); try again"))
+            case .failure(let error):
+                logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
+                trail = []
+            }
+            let body = ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
+            if status == 201 { return respondCreated(connection, id: id, json: body) }
+            respond(connection, status: status, json: body)
+        }
     }
 
     /// The trail (PROTOCOL 5 and 14): GeoJSON, GPX or CSV, streamed page by page when it is

@@ -34,24 +34,32 @@ extension Hub {
         if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {
             sessions[id]?.queue.removeFrames(ofSlot: slot)
         }
-        addSubscriber(id, to: trip, mode: mode)
         let entry = trips[trip]
-        let trail = (try? store.recentFixes(tripID: trip, count: 100)) ?? []
         let lastSent = lastBroadcastEvent[trip] ?? 0
         var recovered: Bool?
+        let trail: [StoredFix]
         var replay: [[UInt8]] = []
-        if let sinceEvent {
-            if sinceEvent > (entry?.trip.lastEventNumber ?? 0) {
-                recovered = false
-            } else {
-                recovered = true
-                // Only events already sent live: later ones are on their way as live messages.
-                let wanted = max(0, lastSent - sinceEvent)
-                if wanted > 0 {
-                    replay = (try? store.events(tripID: trip, after: sinceEvent, limit: wanted)) ?? []
+        do {
+            trail = try store.recentFixes(tripID: trip, count: 100)
+            if let sinceEvent {
+                if sinceEvent > (entry?.trip.lastEventNumber ?? 0) {
+                    recovered = false
+                } else {
+                    recovered = true
+                    // Only events already sent live: later ones are on their way as live messages.
+                    let wanted = max(0, lastSent - sinceEvent)
+                    if wanted > 0 {
+                        replay = try store.events(tripID: trip, after: sinceEvent, limit: wanted)
+                    }
                 }
             }
+        } catch {
+            // Not a snapshot without its trail, nor `recovered: true` without the events.
+            metrics.storeReadFailures += 1
+            sendError(to: id, re: re, ProtocolError(.unavailable, "subscribe: the store could not be read (\(error)); try again"))
+            return
         }
+        addSubscriber(id, to: trip, mode: mode)
         let view = ServerMessages.TripView(id: trip, entry: entry, trail: trail, now: now)
         enqueue(ServerMessages.snapshot(view, re: re, recovered: recovered), to: id)
         for event in replay { enqueue(payload: event, to: id) }

@@ -36,6 +36,8 @@ public final class Hub: @unchecked Sendable {
     /// Trips whose marker state changed and is not yet in a store batch.
     var tripsWithUnstoredState: Set<String> = []
     var storeBatchesInFlight = 0
+    /// Reads handed to the store-read queue whose answers are still to go out.
+    var storeReadsInFlight = 0
     var fleet = FleetState()
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Set once in `init` (it needs the hub).
@@ -183,7 +185,7 @@ public final class Hub: @unchecked Sendable {
         // also wait (within the timeout) until every open connection's queue has drained.
         let unsentReplies = sessions.values.contains { !$0.isClosing && !$0.queue.isEmpty }
         let unansweredCommands = commands.hasUnansweredCommands
-        if (storeBatchesInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
+        if (storeBatchesInFlight > 0 || storeReadsInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
                 runOnServiceThread { [self] in drain(startedAt: startedAt) }

@@ -31,6 +31,8 @@ struct HubMetrics {
     var httpRequests = 0
     var upgradesRefused = 0
     var storeFailures = 0
+    /// Store reads that failed (answered `unavailable`, or logged when the answer went out without them).
+    var storeReadFailures = 0
     var ticks = 0
     var tickSecondsSum = 0.0
     var tickSecondsMax = 0.0
@@ -76,6 +78,7 @@ struct HubMetrics {
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
+        metric("trackhub_store_read_failures_total", "counter", "Store reads that failed.", Double(storeReadFailures))
         out += commandLog  // the cluster's gauges and counters (RedisCommandLog)
         out += fixAck.render("trackhub_fix_ack_seconds", help: "From a fix's arrival to its ack being queued (store commit included).")
         out += storeCommit.render("trackhub_store_commit_seconds", help: "From a batch handed to the store to its completion on the service thread.")
