@@ -37,7 +37,7 @@ extension Hub {
             let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
             metrics.fixesIn += body.fixes.count
             if body.fixes.isEmpty {
-                respond(request.connection, status: 200, json: Array(#"{"acks":[]}"#.utf8))
+                respond(request.connection, status: 200, json: HTTPBodies.noAcks)
             } else {
                 appendToLog(ClusterCommand(kind: .fixes, trip: id, fixes: body.fixes), reply: reply, now: now)
             }

@@ -53,14 +53,8 @@ extension Hub {
         } else {
             status = "ok"
         }
-        var w = JSONWriter(headroom: 0, capacity: 128)
-        w.beginObject()
-        w.field("status", status)
-        w.field("trips", trips.count)
-        w.field("connections", sessions.count)
-        w.field("server", serverName)
-        w.endObject()
-        respond(request.connection, status: status == "ok" ? 200 : 503, json: w.finish())
+        let body = HTTPBodies.health(status: status, trips: trips.count, connections: sessions.count, server: serverName)
+        respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
     }
 
     /// `/v1/...` routes, matched once against the route table (`APIRoute`). Throws the error
@@ -90,7 +84,7 @@ extension Hub {
             let error = ProtocolError(.notFound, "method \(request.method.rawValue) is not allowed on \(request.path); Allow: \(allow)")
             metrics.errorsOut[error.code.rawValue, default: 0] += 1
             return respond(request.connection, HTTPResponse(
-                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: ServerReplies.httpError(error)))
+                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .badTripID(let id):
             throw .badRequest("id: trip id \(id) is not a valid id")
         case .notFound, .preflight:
@@ -145,7 +139,7 @@ extension Hub {
             let body = try FixBatchRequest.decode(request.body, limits: config.protocolLimits, now: now)
             metrics.fixesIn += body.fixes.count
             if body.fixes.isEmpty {
-                respond(connection, status: 200, json: Array(#"{"acks":[]}"#.utf8))
+                respond(connection, status: 200, json: HTTPBodies.noAcks)
             } else {
                 submitFixes(trip: id, fixes: body.fixes, now: now, reply: .http(connection))
             }
@@ -199,9 +193,7 @@ extension Hub {
     }
 
     func riderBytes(_ rider: JSONValue) -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 64)
-        w.value(rider)
-        return w.finish()
+        TripView.riderJSON(rider)
     }
 
     private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64, visible: Grants = .everything) {
@@ -218,24 +210,13 @@ extension Hub {
             return wanted?.contains(status) ?? true
         }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let page = ids.prefix(query.limit)
-        var w = JSONWriter(headroom: 0, capacity: 256 + page.count * 400)
-        w.beginObject()
-        w.key("trips")
-        w.beginArray()
-        for id in page {
-            w.beginObject()
-            ServerMessages.writeTripFields(&w, .init(id: id, entry: trips[id], trail: [], now: now, includeRoute: false, includeTrail: false))
-            w.endObject()
-        }
-        w.endArray()
-        w.field("next", ids.count > page.count ? page.last : nil)
-        w.endObject()
-        respond(connection, status: 200, json: w.finish())
+        let views = page.map { TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false) }
+        respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
     }
 
     func respondTrip(_ connection: ConnectionID, id: String, status: Int) {
         let trail = (try? store.recentFixes(tripID: id, count: 100)) ?? []
-        let body = ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
+        let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
         if status == 201 { return respondCreated(connection, id: id, json: body) }
         respond(connection, status: status, json: body)
     }
@@ -286,7 +267,7 @@ extension Hub {
 
     func respondError(_ connection: ConnectionID, _ error: ProtocolError) {
         metrics.errorsOut[error.code.rawValue, default: 0] += 1
-        respond(connection, status: error.code.httpStatus, json: ServerReplies.httpError(error))
+        respond(connection, status: error.code.httpStatus, json: HTTPBodies.error(error))
     }
 }
 
