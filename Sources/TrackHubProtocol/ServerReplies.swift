@@ -1,8 +1,9 @@
 import TrackHubCore
 
-/// Encoders for the small server replies that need no trip state (PROTOCOL section 4) and
-/// the HTTP error body. Each returns the message's bytes after `headroom` leading bytes
-/// (e.g. libwebsockets' `LWS_PRE`); `re` is written only when there is an id.
+/// Encoders for the small server replies that need no trip state (PROTOCOL section 4):
+/// `welcome`, `pong`, `error`, `unsubscribed`, `ack`. Each returns the message's bytes after
+/// `headroom` leading bytes (e.g. libwebsockets' `LWS_PRE`); `re` is written only when there
+/// is an id.
 public enum ServerReplies {
     /// The protocol version `welcome` announces.
     public static let protocolVersion = 1
@@ -61,26 +62,8 @@ public enum ServerReplies {
         return writer.finish()
     }
 
-    /// The HTTP answer to a fix batch: `{"acks":[{"trip":…,"seq":…,"applied":…,"reason":…}, ...]}`.
-    public static func fixBatchAcks(trip: String, acks: [(seq: Int64?, verdict: FixVerdict)], headroom: Int = 0) -> [UInt8] {
-        var writer = JSONWriter(headroom: headroom, capacity: 16 + acks.count * (48 + trip.utf8.count))
-        writer.beginObject()
-        writer.key("acks")
-        writer.beginArray()
-        for ack in acks {
-            writer.beginObject()
-            writeAckMembers(
-                to: &writer, trip: trip, seq: ack.seq, applied: ack.verdict.isApplied,
-                reason: ack.verdict.refusal?.rawValue)
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.endObject()
-        return writer.finish()
-    }
-
     /// Writes an ack's members (`trip`, `seq?`, `applied`, `reason?`) into an open object.
-    public static func writeAckMembers(to writer: inout JSONWriter, trip: String, seq: Int64?, applied: Bool, reason: String?) {
+    static func writeAckMembers(to writer: inout JSONWriter, trip: String, seq: Int64?, applied: Bool, reason: String?) {
         writer.field("trip", trip)
         writer.optionalField("seq", seq)
         writer.field("applied", applied)
@@ -104,16 +87,9 @@ public enum ServerReplies {
         return writer.finish()
     }
 
-    /// The HTTP error body `{"error":{"code":…,"message":…}}` (send with `error.httpStatus`).
-    public static func httpError(_ error: ProtocolError, headroom: Int = 0) -> [UInt8] {
-        var writer = JSONWriter(headroom: headroom, capacity: 48 + error.message.utf8.count)
-        writer.beginObject()
-        writer.key("error")
-        writer.beginObject()
-        writer.field("code", error.code.rawValue)
-        writer.field("message", error.message)
-        writer.endObject()
-        writer.endObject()
-        return writer.finish()
+    /// The HTTP error body `{"error":{"code":…,"message":…}}` (send with `error.httpStatus`):
+    /// the same bytes as `HTTPBodies.error`, kept for the libwebsockets host's refusals.
+    public static func httpError(_ error: ProtocolError) -> [UInt8] {
+        HTTPBodies.error(error)
     }
 }

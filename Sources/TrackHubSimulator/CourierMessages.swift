@@ -14,93 +14,44 @@ public struct SimulatedFix: Sendable, Equatable {
     public var accuracyM: Double?
 }
 
-/// Encodes the client messages a simulated courier sends.
+/// The client messages a simulated courier sends, encoded by TrackHubProtocol's
+/// `ClientMessages` and `ClientRequestBodies`.
 enum CourierMessages {
+    /// `fix`, with the speed rounded to 0.1 m/s and the heading to whole degrees.
     static func fix(_ fix: SimulatedFix, id: Int) -> String {
-        var w = JSONWriter(capacity: 200)
-        w.object { w in
-            w.field("op", "fix")
-            w.field("id", id)
-            w.field("trip", fix.trip)
-            w.field("seq", fix.seq)
-            w.field("ts", fix.ts)
-            w.key("lat"); w.coordinate(fix.lat)
-            w.key("lon"); w.coordinate(fix.lon)
-            w.field("duration_ms", fix.durationMs)
-            if let speed = fix.speedMps { w.key("speed_mps"); w.double((speed * 10).rounded() / 10) }
-            if let heading = fix.heading { w.key("heading"); w.double(heading.rounded()) }
-            if let accuracy = fix.accuracyM { w.key("accuracy_m"); w.double(accuracy) }
-        }
-        return String(decoding: w.payload, as: UTF8.self)
+        let input = FixInput(
+            lat: fix.lat, lon: fix.lon, ts: fix.ts, seq: fix.seq, durationMs: Double(fix.durationMs),
+            speedMps: fix.speedMps.map { ($0 * 10).rounded() / 10 }, heading: fix.heading?.rounded(), accuracyM: fix.accuracyM)
+        return text(ClientMessages.fix(trip: fix.trip, input, id: .integer(Int64(id))))
     }
 
     static func proceed(trip: String, id: Int) -> String {
-        simple(op: "proceed", trip: trip, id: id)
+        text(ClientMessages.proceed(trip: trip, id: .integer(Int64(id))))
     }
 
+    /// `subscribe` in segments mode. Subscribed right after the trip was created:
+    /// `since_event` 0 replays what came before (`trip_created`), so the summary's events are complete.
     static func subscribe(trip: String, id: Int) -> String {
-        var w = JSONWriter()
-        w.object { w in
-            w.field("op", "subscribe")
-            w.field("id", id)
-            w.field("trip", trip)
-            w.field("mode", "segments")
-            // Subscribed right after the trip was created: `since_event` 0 replays what came
-            // before (`trip_created`), so the summary's events are complete.
-            w.field("since_event", 0)
-        }
-        return String(decoding: w.payload, as: UTF8.self)
+        text(ClientMessages.subscribe(trip: trip, mode: .segments, sinceEvent: 0, id: .integer(Int64(id))))
     }
 
     static func unsubscribe(trip: String, id: Int) -> String {
-        simple(op: "unsubscribe", trip: trip, id: id)
-    }
-
-    private static func simple(op: String, trip: String, id: Int) -> String {
-        var w = JSONWriter()
-        w.object { w in
-            w.field("op", op)
-            w.field("id", id)
-            w.field("trip", trip)
-        }
-        return String(decoding: w.payload, as: UTF8.self)
+        text(ClientMessages.unsubscribe(trip: trip, id: .integer(Int64(id))))
     }
 
     /// `POST /v1/trips` body: a route with via points, or only a rider (a recorded trace).
     static func createTrip(route: Route?, waypoints: [GeoPoint], riderID: String, riderName: String) -> [UInt8] {
-        var w = JSONWriter(capacity: 4096)
-        w.object { w in
-            if let route {
-                w.key("route")
-                w.array { w in for p in route.points { w.lonLat(lon: p.lon, lat: p.lat) } }
-                w.key("waypoints")
-                w.array { w in
-                    for p in waypoints {
-                        w.object { w in
-                            w.key("lat"); w.coordinate(p.lat)
-                            w.key("lon"); w.coordinate(p.lon)
-                        }
-                    }
-                }
-            }
-            w.key("rider")
-            w.object { w in
-                w.field("id", riderID)
-                w.field("name", riderName)
-            }
-        }
-        return Array(w.payload)
+        let rider = JSONValue.object(["id": .string(riderID), "name": .string(riderName)])
+        return ClientRequestBodies.createTrip(CreateTripRequest(
+            route: route.map { .points($0.points) }, waypoints: route == nil ? [] : waypoints, rider: rider))
     }
 
     /// `PUT /v1/trips/{id}/route` body: the new route (unvisited via points are kept).
     static func reroute(_ route: Route) -> [UInt8] {
-        var w = JSONWriter(capacity: 4096)
-        w.object { w in
-            w.key("route")
-            w.array { w in for p in route.points { w.lonLat(lon: p.lon, lat: p.lat) } }
-        }
-        return Array(w.payload)
+        ClientRequestBodies.reroute(RerouteRequest(route: .points(route.points)))
     }
+
+    private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }
 
 /// A message from the hub, reduced to what a courier acts on.

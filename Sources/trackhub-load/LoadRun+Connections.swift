@@ -1,3 +1,4 @@
+import TrackHubProtocol
 import TrackHubServer
 
 /// Opening connections over the ramp, what each sends once open, churn, and closes.
@@ -75,7 +76,8 @@ extension LoadRun {
         case .courier(let t):
             trips[Int(t)].isOpen = true
             if options.target == .trackhub && options.courierSubscribe {
-                send(id, #"{"op":"subscribe","id":0,"trip":"\#(trips[Int(t)].id)","mode":"frames"}"#)
+                send(id, message: ClientMessages.subscribe(
+                    trip: trips[Int(t)].id, mode: .frames, id: .integer(0), headroom: OutboundMessage.headroom))
             }
             // The first fix (or message) at a random point of the first interval.
             let interval = sendIntervalMicros
@@ -99,8 +101,8 @@ extension LoadRun {
         let trip = trips[Int(viewers[v].trip)]
         viewers[v].nextMark = viewers[v].segments ? trip.segmentMarks.count : trip.frameMarks.count
         guard options.target == .trackhub, let id = viewers[v].connection else { return }
-        let mode = viewers[v].segments ? "segments" : "frames"
-        send(id, #"{"op":"subscribe","id":0,"trip":"\#(trip.id)","mode":"\#(mode)"}"#)
+        let mode: SubscriptionMode = viewers[v].segments ? .segments : .frames
+        send(id, message: ClientMessages.subscribe(trip: trip.id, mode: mode, id: .integer(0), headroom: OutboundMessage.headroom))
     }
 
     func connectionClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
@@ -151,6 +153,12 @@ extension LoadRun {
     /// Queues a text message; the batch goes to the loop at the end of the turn.
     func send(_ id: ConnectionID, _ text: String) {
         outbox.append((id, OutboundMessage(payload: Array(text.utf8))))
+        if outbox.count >= 256 { flushOutbox() }
+    }
+
+    /// Queues a message encoded with `OutboundMessage.headroom` leading bytes (no copy).
+    func send(_ id: ConnectionID, message: [UInt8]) {
+        outbox.append((id, OutboundMessage(bufferWithHeadroom: message)))
         if outbox.count >= 256 { flushOutbox() }
     }
 

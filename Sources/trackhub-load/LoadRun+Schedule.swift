@@ -1,4 +1,6 @@
 import Foundation
+import TrackHubCore
+import TrackHubProtocol
 import TrackHubServer
 
 /// What runs on the service thread at each wake-up (at least every 5 ms): the ramp, due
@@ -64,7 +66,10 @@ extension LoadRun {
         trips[t].unacked += 1
         counters.fixesSent += 1
         if now >= measureStart && now < measureEnd { counters.windowFixes += 1 }
-        send(id, #"{"op":"fix","id":\#(seq),"trip":"\#(trips[t].id)","seq":\#(seq),"lat":\#(format(p.lat)),"lon":\#(format(p.lon)),"ts":\#(ts),"duration_ms":\#(options.fixIntervalMs),"speed_mps":\#(options.speedMps),"accuracy_m":5}"#)
+        let fix = FixInput(
+            lat: p.lat, lon: p.lon, ts: ts, seq: seq, durationMs: Double(options.fixIntervalMs), speedMps: options.speedMps,
+            accuracyM: 5)
+        send(id, message: ClientMessages.fix(trip: trips[t].id, fix, id: .integer(seq), headroom: OutboundMessage.headroom))
     }
 
     /// Nchan: one frame-shaped message of `--message-size` bytes, stamped with its send time.
@@ -94,7 +99,8 @@ extension LoadRun {
         fleetViewers[f].requestID += 1
         fleetViewers[f].requestAt = now
         fleetViewers[f].nextPan = now + options.panIntervalMs * 1000
-        send(id, #"{"op":"viewport","id":\#(fleetViewers[f].requestID),"bbox":[\#(format(west)),\#(format(south)),\#(format(east)),\#(format(north))],"zoom":\#(zoom)}"#)
+        let viewport = Viewport(west: west, south: south, east: east, north: north, zoom: zoom)
+        send(id, message: ClientMessages.viewport(viewport, id: .integer(fleetViewers[f].requestID), headroom: OutboundMessage.headroom))
     }
 
     /// Subscribed connections of created trips that have not yet seen their trip's `ended`.

@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TrackHubCore
+import TrackHubProtocol
 
 extension LoadRun {
     /// Creates this shard's trips over HTTP (`POST /v1/trips` with the route), before any
@@ -8,7 +10,9 @@ extension LoadRun {
         guard options.target == .trackhub, !trips.isEmpty else { return }
         let http = HubHTTP(base: endpoint.httpBase, token: options.token)
         let bodies = trips.map { trip in
-            #"{"id":"\#(trip.id)","route":\#(routes[trip.route].json),"config":{"wait_at_waypoints":false}}"#
+            let request = CreateTripRequest(
+                id: trip.id, route: .points(routes[trip.route].geoPoints), config: TripConfig(waitAtWaypoints: false))
+            return String(decoding: ClientRequestBodies.createTrip(request), as: UTF8.self)
         }
         let failed = Mutex<[Int]>([])
         _ = HubHTTP.forEach(bodies.count) { i in

@@ -1,5 +1,6 @@
 import TrackHubCLI
 import Foundation
+import TrackHubCore
 import TrackHubProtocol
 
 /// One route a courier drives along: `[lon, lat]` points and their along-route distances.
@@ -35,10 +36,8 @@ struct LoadRoute: Sendable {
         return (a.lat + (b.lat - a.lat) * f, a.lon + (b.lon - a.lon) * f)
     }
 
-    /// The route as a JSON array of `[lon, lat]` pairs.
-    var json: String {
-        "[" + points.map { "[\(format($0.lon)),\(format($0.lat))]" }.joined(separator: ",") + "]"
-    }
+    /// The route's points, for a request body.
+    var geoPoints: [GeoPoint] { points.map { GeoPoint(lat: $0.lat, lon: $0.lon) } }
 
     static func distance(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double)) -> Double {
         let r = 6_371_008.8
@@ -48,8 +47,6 @@ struct LoadRoute: Sendable {
         return 2 * r * asin(min(1, sqrt(h)))
     }
 }
-
-func format(_ value: Double) -> String { String(format: "%.6f", value) }
 
 /// The routes of a run: LineStrings read from a GeoJSON file (the project's sample data,
 /// `planned_routes.geojson`), or synthetic straight roads around Helsinki.

@@ -36,7 +36,9 @@ import TrackHubCore
             == #"{"type":"welcome","re":"h","session":"s1","server":"trackhub/0.1","protocol":1,"tick_hz":10,"fleet_hz":0.5}"#)
         #expect(text(ServerReplies.httpError(.conflict("trip T1 is moving, not holding")))
             == #"{"error":{"code":"conflict","message":"trip T1 is moving, not holding"}}"#)
-        #expect(text(ServerReplies.fixBatchAcks(trip: "T", acks: [(1, .applied), (nil, .refused(.duplicate))]))
+        #expect(text(HTTPBodies.acks(
+            trip: "T", fixes: [FixInput(lat: 0, lon: 0, ts: 0, seq: 1), FixInput(lat: 0, lon: 0, ts: 0)],
+            verdicts: [.applied, .refused(.duplicate)]))
             == #"{"acks":[{"trip":"T","seq":1,"applied":true},{"trip":"T","applied":false,"reason":"duplicate"}]}"#)
     }
 

@@ -33,7 +33,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
             guard case .http(let connection) = reply else { return }
             hub.createTrip(Hub.NewTrip(
                 id: id, route: route, waypoints: body.waypoints, destination: body.destination,
-                config: body.config, riderJSON: body.rider.map { hub.riderBytes($0) }), now: now, reply: connection)
+                config: body.config, riderJSON: body.rider.map { TripView.riderJSON($0) }), now: now, reply: connection)
         case .fixes(let trip, let fixes):
             guard let reply else { return }
             hub.submitFixes(trip: trip, fixes: fixes, now: now, reply: reply)

@@ -55,7 +55,7 @@ extension Hub {
             return .unauthorized("\(message.op): no valid token; present one as ?token= on the upgrade or in hello")
         }
         if grants.isExpired(nowMs: now) {
-            closeSession(id, code: 1008, reason: "token expired")
+            closeSession(id, code: .policyViolation, reason: "token expired")
             return .unauthorized("\(message.op): token expired")
         }
         let (access, trip) = message.access
@@ -104,10 +104,10 @@ extension Hub {
         for (id, session) in sessions where !session.isClosing {
             if session.grants.isAuthenticated {
                 if session.grants.isExpired(nowMs: now) {
-                    closeSession(id, code: 1008, reason: "token expired")
+                    closeSession(id, code: .policyViolation, reason: "token expired")
                 }
             } else if config.authTimeoutMs > 0 && now - session.openedAt >= config.authTimeoutMs {
-                closeSession(id, code: 1008, reason: "no valid token within the auth timeout")
+                closeSession(id, code: .policyViolation, reason: "no valid token within the auth timeout")
             }
         }
     }

@@ -51,7 +51,7 @@ extension Hub {
         }
         let created = trip.created(now: now)
         let createdTrip = trip
-        let payload = ServerMessages.eventPayload(trip: id, created)
+        let payload = ServerMessages.event(trip: id, created)
         pendingCreates.insert(id)
         let records: [StoreRecord] = [
             .tripState(createdTrip, createdAt: now, riderJSON: request.riderJSON),
@@ -67,7 +67,7 @@ extension Hub {
                 nextSlot += 1
                 trips[id] = entry
                 let answerTime = wallClockMillis()
-                respondCreated(connection, id: id, json: ServerMessages.tripBody(.init(id: id, entry: entry, trail: [], now: answerTime)))
+                respondCreated(connection, id: id, json: HTTPBodies.trip(TripView(id: id, entry: entry, trail: [], now: answerTime)))
                 // Viewers who subscribed before the trip existed: the event, then the state.
                 sendEvents([(created.n, payload)], trip: id)
                 sendSnapshotToSubscribers(trip: id, now: answerTime)
@@ -188,7 +188,7 @@ extension Hub {
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = subscribers[id], !followers.isEmpty else { return }
         let trail = recentTrailForAnswer(trip: id)
-        let message = ServerMessages.snapshot(.init(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
+        let message = OutboundMessage.snapshot(TripView(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
         _ = broadcast(message, trip: id)
     }
 

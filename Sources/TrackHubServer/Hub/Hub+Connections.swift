@@ -100,7 +100,7 @@ extension Hub {
             // limit for it: past that it is closed at once, not at the next 2 s check.
             metrics.slowConsumerCloses += 1
             metrics.unsentCapCloses += 1
-            closeSession(id, code: 1008, reason: "unsent data over 4 x the limit")
+            closeSession(id, code: .policyViolation, reason: "unsent data over 4 x the limit")
             return
         }
         if session.queue.unsentBytes > config.maxUnsentBytes, session.overLimitSince == nil {
@@ -122,11 +122,11 @@ extension Hub {
     }
 
     /// Closes a connection with a WebSocket close code; nothing more is queued to it.
-    func closeSession(_ id: ConnectionID, code: UInt16, reason: String) {
+    func closeSession(_ id: ConnectionID, code: CloseCode, reason: String) {
         guard let session = sessions[id], !session.isClosing else { return }
         session.isClosing = true
         session.queue.removeAll()
-        host.close(id, code: code, reason: reason)
+        host.close(id, code: code.rawValue, reason: reason)
     }
 
     /// Closes connections whose unsent data stayed over the limit too long (PROTOCOL 7).
@@ -139,7 +139,7 @@ extension Hub {
             }
             if now - since >= config.maxUnsentDurationMs {
                 metrics.slowConsumerCloses += 1
-                closeSession(id, code: 1008, reason: "unsent data over the limit")
+                closeSession(id, code: .policyViolation, reason: "unsent data over the limit")
             }
         }
     }

@@ -142,7 +142,7 @@ extension Hub {
         metrics.fixesApplied += 1
         if let segment {
             commands.tripStartedMoving(trip, at: now)
-            let message = ServerMessages.segment(trip: trip, seq: seq, segment, slot: slot)
+            let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
         }
         if events.isEmpty {
@@ -162,22 +162,8 @@ extension Hub {
                 enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
             }
         case .http(let id):
-            var w = JSONWriter(headroom: 0, capacity: 64 + fixes.count * 48)
-            w.beginObject()
-            w.key("acks")
-            w.beginArray()
-            for (fix, verdict) in zip(fixes, verdicts) {
-                w.beginObject()
-                w.field("trip", trip)
-                if let seq = fix.seq { w.field("seq", seq) }
-                w.field("applied", verdict.isApplied)
-                if let reason = verdict.refusal { w.field("reason", reason.rawValue) }
-                w.endObject()
-            }
-            w.endArray()
-            w.endObject()
             metrics.acksOut += fixes.count
-            respond(id, status: 200, json: w.finish())
+            respond(id, status: 200, json: HTTPBodies.acks(trip: trip, fixes: fixes, verdicts: verdicts))
         }
     }
 
@@ -195,7 +181,7 @@ extension Hub {
         guard let entry = trips[trip] else { return }
         tripsWithUnstoredState.remove(trip)
         var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
-        let encoded = events.map { ServerMessages.eventPayload(trip: trip, $0) }
+        let encoded = events.map { ServerMessages.event(trip: trip, $0) }
         if commands.keepsRecentEvents, !encoded.isEmpty {
             // Kept for snapshots: a node that starts from one replays these with since_event.
             mutateTrip(trip) { entry in

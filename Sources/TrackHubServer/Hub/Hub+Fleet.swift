@@ -50,77 +50,21 @@ struct ClusterAnswer: Sendable {
 
     /// What decides "changed" (PROTOCOL 8): items, total and truncated; zoom and bbox are the key.
     func body() -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 64 + items.count * 96)
-        writeBody(&w)
-        return w.finish()
+        FleetMessages.clustersContent(total: total, truncated: truncated, items: items)
     }
 
     /// The whole `clusters` message.
     /// `replyKey`: the viewport's key for its first answer (a later answer to the same viewport
     /// replaces it while it waits); nil for the updates of a fleet tick (latest-wins).
     func message(re: MessageID?, replyKey: String?) -> OutboundMessage {
-        var w = JSONWriter(headroom: OutboundMessage.headroom, capacity: 128 + items.count * 96)
-        w.beginObject()
-        w.field("type", "clusters")
-        w.reField(re)
-        w.field("t", t)
-        writeViewportAndBody(&w)
-        w.endObject()
-        return OutboundMessage(bufferWithHeadroom: w.finish(), kind: replyKey.map { .viewportReply(key: $0) } ?? .clusters)
+        let bytes = FleetMessages.clusters(
+            re: re, t: t, viewport: viewport, total: total, truncated: truncated, items: items, headroom: OutboundMessage.headroom)
+        return OutboundMessage(bufferWithHeadroom: bytes, kind: replyKey.map { .viewportReply(key: $0) } ?? .clusters)
     }
 
     /// The HTTP body of `GET /v1/fleet/clusters` (a `clusters` message's fields, no `type`).
     func httpBody() -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 128 + items.count * 96)
-        w.beginObject()
-        w.field("t", t)
-        writeViewportAndBody(&w)
-        w.endObject()
-        return w.finish()
-    }
-
-    private func writeViewportAndBody(_ w: inout JSONWriter) {
-        w.field("zoom", viewport.zoom)
-        w.key("bbox")
-        w.beginArray()
-        for value in viewport.bbox { w.coordinate(value) }
-        w.endArray()
-        w.field("total", total)
-        w.field("truncated", truncated)
-        writeItems(&w)
-    }
-
-    private func writeBody(_ w: inout JSONWriter) {
-        w.beginObject()
-        w.field("total", total)
-        w.field("truncated", truncated)
-        writeItems(&w)
-        w.endObject()
-    }
-
-    private func writeItems(_ w: inout JSONWriter) {
-        w.key("items")
-        w.beginArray()
-        for item in items {
-            w.beginObject()
-            w.field("id", item.id)
-            w.coordinateField("lat", item.lat)
-            w.coordinateField("lon", item.lon)
-            w.field("count", item.count)
-            if item.count == 1 {
-                w.field("trip", item.trip ?? item.id)
-                w.field("status", item.status ?? "moving")
-                w.field("bearing", ServerMessages.rounded(item.bearing ?? 0, places: 1))
-            } else {
-                w.key("bounds")
-                w.beginArray()
-                for value in item.bounds ?? [] { w.coordinate(value) }
-                w.endArray()
-                w.field("expansion_zoom", item.expansionZoom)
-            }
-            w.endObject()
-        }
-        w.endArray()
+        FleetMessages.clustersBody(t: t, viewport: viewport, total: total, truncated: truncated, items: items)
     }
 }
 

@@ -54,14 +54,8 @@ extension Hub {
             case .catchingUp: status = "catching_up"
             }
         }
-        var w = JSONWriter(headroom: 0, capacity: 128)
-        w.beginObject()
-        w.field("status", status)
-        w.field("trips", trips.count)
-        w.field("connections", sessions.count)
-        w.field("server", serverName)
-        w.endObject()
-        respond(request.connection, status: status == "ok" ? 200 : 503, json: w.finish())
+        let body = HTTPBodies.health(status: status, trips: trips.count, connections: sessions.count, server: serverName)
+        respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
     }
 
     /// `/v1/...` routes: admitted by the gate (`APIGate`: 401, 404, 405, 400, 413, 403 in
@@ -77,7 +71,7 @@ extension Hub {
         case .methodNotAllowed(let error, let allow):
             metrics.errorsOut[error.code.rawValue, default: 0] += 1
             respond(request.connection, HTTPResponse(
-                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: ServerReplies.httpError(error)))
+                status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
             throw error
         case .call(let call, let grants):
@@ -114,7 +108,7 @@ extension Hub {
             if fixes.isEmpty {
                 // Nothing to store: answered here, from what this hub knows of the trip.
                 guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-                respond(connection, status: 200, json: Array(#"{"acks":[]}"#.utf8))
+                respond(connection, status: 200, json: HTTPBodies.noAcks)
             } else {
                 commands.submit(.fixes(trip: id, fixes), reply: reply, now: now)
             }
@@ -126,12 +120,6 @@ extension Hub {
     /// Turns a validated route input into a core `Route`, with errors naming the field.
     func makeRoute(_ input: RouteInput?) throws(ProtocolError) -> Route? {
         try input?.makeRoute(maxPoints: config.maxRoutePoints)
-    }
-
-    func riderBytes(_ rider: JSONValue) -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 64)
-        w.value(rider)
-        return w.finish()
     }
 
     private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64, visible: Grants = .everything) {
@@ -148,19 +136,8 @@ extension Hub {
             return wanted?.contains(status) ?? true
         }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let page = ids.prefix(query.limit)
-        var w = JSONWriter(headroom: 0, capacity: 256 + page.count * 400)
-        w.beginObject()
-        w.key("trips")
-        w.beginArray()
-        for id in page {
-            w.beginObject()
-            ServerMessages.writeTripFields(&w, .init(id: id, entry: trips[id], trail: [], now: now, includeRoute: false, includeTrail: false))
-            w.endObject()
-        }
-        w.endArray()
-        w.field("next", ids.count > page.count ? page.last : nil)
-        w.endObject()
-        respond(connection, status: 200, json: w.finish())
+        let views = page.map { TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false) }
+        respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
     }
 
     /// The trip with its last 100 fixes (PROTOCOL 5). The trail is read off the service
@@ -179,7 +156,7 @@ extension Hub {
                 logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
                 trail = []
             }
-            let body = ServerMessages.tripBody(.init(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
+            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
             if status == 201 { return respondCreated(connection, id: id, json: body) }
             respond(connection, status: status, json: body)
         }
@@ -231,7 +208,7 @@ extension Hub {
 
     func respondError(_ connection: ConnectionID, _ error: ProtocolError) {
         metrics.errorsOut[error.code.rawValue, default: 0] += 1
-        respond(connection, status: error.code.httpStatus, json: ServerReplies.httpError(error))
+        respond(connection, status: error.code.httpStatus, json: HTTPBodies.error(error))
     }
 }
 

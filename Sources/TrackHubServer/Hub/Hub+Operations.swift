@@ -60,11 +60,11 @@ extension Hub {
             return
         }
         addSubscriber(id, to: trip, mode: mode)
-        let view = ServerMessages.TripView(id: trip, entry: entry, trail: trail, now: now)
-        enqueue(ServerMessages.snapshot(view, re: re, recovered: recovered), to: id)
+        let view = TripView(id: trip, entry: entry, trail: trail, now: now)
+        enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
         for event in replay { enqueue(payload: event, to: id) }
         if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
-            enqueue(ServerMessages.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
+            enqueue(OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
         }
     }
 

@@ -60,7 +60,7 @@ extension Hub {
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
         if let frame, let followers = subscribers[id], followers.values.contains(.frames) {
-            let message = ServerMessages.frame(trip: id, seq: seq, frame, slot: slot)
+            let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
             metrics.framesEncoded += 1
             metrics.framesOut += broadcast(message, to: followers, mode: .frames)
         }
@@ -81,7 +81,7 @@ extension Hub {
             entry.lastSegment = segment
             return (segment, entry.segmentSeq, entry.slot)
         }) ?? nil else { return }
-        metrics.segmentsOut += broadcast(ServerMessages.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
+        metrics.segmentsOut += broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
     }
 
     /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.

@@ -193,7 +193,7 @@ public final class Hub: @unchecked Sendable {
             return
         }
         for id in sessions.keys {
-            closeSession(id, code: 1001, reason: "hub shutting down")
+            closeSession(id, code: .goingAway, reason: "hub shutting down")
         }
         if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
             host.requestStop()

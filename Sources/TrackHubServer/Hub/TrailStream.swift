@@ -20,11 +20,9 @@ final class TrailStream: Sendable {
         var description: String
     }
 
-    private enum Phase: Sendable { case head, coordinates, ts, seq, reason, done }
-
     private struct State: Sendable {
-        var writer = JSONWriter(headroom: 0, capacity: 64 * 1024)
-        var phase = Phase.head
+        /// Started by the first chunk; its phase says which array the current pass writes.
+        var feature: TrailFeatureWriter?
         /// Where the current pass stands; nil: at its start.
         var cursor: TrailCursor?
         /// Fixes written by the current pass, and by the first one.
@@ -57,8 +55,11 @@ final class TrailStream: Sendable {
     /// The next part of the body; nil once it is complete.
     func nextChunk() throws -> [UInt8]? {
         try state.withLock { (state: inout State) throws -> [UInt8]? in
-            if state.phase == .done { return nil }
-            if state.phase == .head { writeHead(&state) }
+            // Fewer than two fixes in all only if the first page has fewer than two (pages hold at least two).
+            // Taken out while written, so its buffer is never shared (no copy on write).
+            var feature = state.feature.take() ?? TrailFeatureWriter(trip: tripID, hasLine: firstPage.fixes.count >= 2)
+            defer { state.feature = feature }
+            if feature.phase == .done { return nil }
             let page: TrailPage
             if let cursor = state.cursor {
                 do {
@@ -70,11 +71,11 @@ final class TrailStream: Sendable {
             } else {
                 page = firstPage
             }
-            writeElements(page.fixes, &state)
+            for stored in page.fixes { feature.append(stored.fix, refusal: stored.refusal) }
             state.passCount += page.fixes.count
             state.cursor = page.next
-            if page.next == nil { try endPass(&state) }
-            return state.writer.takeWritten()
+            if page.next == nil { try endPass(&state, &feature) }
+            return feature.takeWritten()
         }
     }
 
@@ -85,53 +86,8 @@ final class TrailStream: Sendable {
         return body
     }
 
-    private func writeHead(_ state: inout State) {
-        state.writer.beginObject()
-        state.writer.field("type", "Feature")
-        state.writer.key("geometry")
-        // Fewer than two fixes in all only if the first page has fewer than two (pages hold at least two).
-        if firstPage.fixes.count >= 2 {
-            state.writer.beginObject()
-            state.writer.field("type", "LineString")
-            state.writer.key("coordinates")
-            state.writer.beginArray()
-            state.phase = .coordinates
-        } else {
-            state.writer.null()
-            beginProperties(&state)
-        }
-    }
-
-    private func beginProperties(_ state: inout State) {
-        state.writer.key("properties")
-        state.writer.beginObject()
-        state.writer.field("trip", tripID)
-        state.writer.key("ts")
-        state.writer.beginArray()
-        state.phase = .ts
-    }
-
-    private func writeElements(_ fixes: [StoredFix], _ state: inout State) {
-        switch state.phase {
-        case .coordinates:
-            for stored in fixes { state.writer.lonLat(lon: stored.fix.lon, lat: stored.fix.lat) }
-        case .ts:
-            for stored in fixes { state.writer.int(stored.fix.ts) }
-        case .seq:
-            for stored in fixes {
-                if let seq = stored.fix.seq { state.writer.int(seq) } else { state.writer.null() }
-            }
-        case .reason:
-            for stored in fixes {
-                if let reason = stored.refusal { state.writer.string(reason.rawValue) } else { state.writer.null() }
-            }
-        case .head, .done:
-            break
-        }
-    }
-
     /// Closes the array a pass wrote and opens the next one.
-    private func endPass(_ state: inout State) throws {
+    private func endPass(_ state: inout State, _ feature: inout TrailFeatureWriter) throws {
         // Every pass reads the same fixes unless some were deleted meanwhile (trip purged,
         // memory bound): then stop rather than send arrays that do not line up.
         if let first = state.firstPassCount, first != state.passCount {
@@ -140,25 +96,6 @@ final class TrailStream: Sendable {
         state.firstPassCount = state.passCount
         state.passCount = 0
         state.cursor = nil
-        state.writer.endArray()
-        switch state.phase {
-        case .coordinates:
-            state.writer.endObject()
-            beginProperties(&state)
-        case .ts:
-            state.writer.key("seq")
-            state.writer.beginArray()
-            state.phase = .seq
-        case .seq:
-            state.writer.key("reason")
-            state.writer.beginArray()
-            state.phase = .reason
-        case .reason:
-            state.writer.endObject()
-            state.writer.endObject()
-            state.phase = .done
-        case .head, .done:
-            break
-        }
+        feature.endArray()
     }
 }

@@ -1,5 +1,6 @@
 import TrackHubCore
 import TrackHubProtocol
+import TrackHubStore
 
 /// A trip the hub holds, with what the fan-out needs next to the state machine.
 struct TripEntry {
@@ -35,4 +36,13 @@ struct FixRequest {
     var fixes: [FixInput]
     var reply: Reply
     var receivedAt: Int64
+}
+
+extension TripView {
+    /// The view of a trip the hub holds (nil: unknown) with its stored trail, at `now` (ms).
+    init(id: String, entry: TripEntry?, trail: [StoredFix], now: Int64, includeRoute: Bool = true, includeTrail: Bool = true) {
+        self.init(
+            id: id, trip: entry?.trip, riderJSON: entry?.riderJSON, trail: trail.map(\.fix), now: now,
+            includeRoute: includeRoute, includeTrail: includeTrail)
+    }
 }

@@ -59,7 +59,7 @@ extension RedisCommandLog {
         let riderJSON: [UInt8]?
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
-            riderJSON = body.rider.map { hub.riderBytes($0) }
+            riderJSON = body.rider.map { TripView.riderJSON($0) }
             trip = try hub.makeTrip(id: id, body, now: t)
         } catch {
             return answer(request) { [self] reply in hub.answerFailure(reply, error) }

@@ -1,0 +1,76 @@
+import TrackHubCore
+
+/// Encoders for the JSON bodies a client sends to the HTTP API (PROTOCOL section 5); the
+/// request types' `decode` read them back equal. Coordinates have 7 decimals (about 1 cm).
+public enum ClientRequestBodies {
+    /// `POST /v1/trips`: `{id?, route? | route_polyline?, waypoints?, destination?, rider?, config?}`.
+    /// Waypoints are left out when there are none, `config` when it is the default (else it
+    /// is written whole).
+    public static func createTrip(_ request: CreateTripRequest) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 256 + (request.route?.pointCount ?? 0) * 24 + request.waypoints.count * 40)
+        w.beginObject()
+        w.optionalField("id", request.id)
+        if let route = request.route { writeRoute(&w, route) }
+        if !request.waypoints.isEmpty { writePoints(&w, "waypoints", request.waypoints) }
+        if let destination = request.destination {
+            w.key("destination")
+            ServerMessages.writePoint(&w, destination)
+        }
+        if let rider = request.rider { w.field("rider", rider) }
+        if request.config != TripConfig() {
+            w.key("config")
+            request.config.write(to: &w)
+        }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// `PUT /v1/trips/{id}/route`: `{route | route_polyline, waypoints?, destination?}`
+    /// (`waypoints` left out when nil: the unvisited ones are kept).
+    public static func reroute(_ request: RerouteRequest) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 128 + request.route.pointCount * 24)
+        w.beginObject()
+        writeRoute(&w, request.route)
+        if let waypoints = request.waypoints { writePoints(&w, "waypoints", waypoints) }
+        if let destination = request.destination {
+            w.key("destination")
+            ServerMessages.writePoint(&w, destination)
+        }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// `POST /v1/trips/{id}/fixes`: `{fixes: [{lat, lon, ts, seq?, ...}, ...]}` (the fields of
+    /// the `fix` op without `trip`; `ClientMessages.fix` says which and in what units).
+    public static func fixes(_ request: FixBatchRequest) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 16 + request.fixes.count * 120)
+        w.beginObject()
+        w.key("fixes")
+        w.beginArray()
+        for fix in request.fixes {
+            w.beginObject()
+            fix.writeMembers(to: &w)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.finish()
+    }
+
+    private static func writeRoute(_ w: inout JSONWriter, _ route: RouteInput) {
+        switch route {
+        case .points(let points):
+            w.key("route")
+            ServerMessages.writeLine(&w, points)
+        case .polyline(let text):
+            w.field("route_polyline", text)
+        }
+    }
+
+    private static func writePoints(_ w: inout JSONWriter, _ key: StaticString, _ points: [GeoPoint]) {
+        w.key(key)
+        w.beginArray()
+        for point in points { ServerMessages.writePoint(&w, point) }
+        w.endArray()
+    }
+}

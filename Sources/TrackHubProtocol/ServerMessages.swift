@@ -1,0 +1,149 @@
+import TrackHubCore
+
+/// Encoders for the server messages of PROTOCOL section 4 that carry trip state: `frame`,
+/// `segment`, `event` and `snapshot`. Each writes the message once into a buffer that starts
+/// with `headroom` bytes (libwebsockets' `LWS_PRE`), so the hub can share the same bytes
+/// among every subscriber and hand them to `lws_write` without a copy.
+///
+/// Numbers are rounded for the wire: coordinates to 7 decimals (about 1 cm), `bearing`,
+/// `done_m`, `remaining_m` and `distance_m` to 0.1, `progress` to 5 decimals.
+public enum ServerMessages {
+    /// `frame` `{type, trip, seq, t, lat, lon, bearing, progress, done_m, remaining_m, eta_s, leg, status, jump?}`.
+    /// - Parameters:
+    ///   - trip: the trip id.
+    ///   - seq: the frame's number within the trip in this process, from 1.
+    ///   - frame: the marker sampled at the tick (`t` in ms since the epoch).
+    ///   - headroom: leading bytes left before the JSON.
+    public static func frame(trip: String, seq: Int, _ frame: TripFrame, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 220)
+        w.beginObject()
+        w.field("type", "frame")
+        w.field("trip", trip)
+        w.field("seq", seq)
+        w.field("t", frame.t)
+        w.coordinateField("lat", frame.position.lat)
+        w.coordinateField("lon", frame.position.lon)
+        w.field("bearing", rounded(frame.bearingDeg, places: 1))
+        w.field("progress", frame.progress.map { rounded($0, places: 5) })
+        writeStandingFields(&w, doneM: frame.doneM, remainingM: frame.remainingM, etaS: frame.etaS, leg: frame.leg, status: frame.status)
+        // PROTOCOL 6.2: only a jump frame carries `jump`.
+        if frame.jump { w.field("jump", true) }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// `segment` `{type, trip, seq, t0, duration_ms, path, progress_from, progress_to, done_m,
+    /// remaining_m, eta_s, leg, status, jump?}` (`t0` in ms since the epoch, `duration_ms` in ms).
+    /// - Parameters:
+    ///   - trip: the trip id.
+    ///   - seq: the segment's number within the trip in this process, from 1.
+    ///   - segment: the animation, with the standing at its target.
+    ///   - headroom: leading bytes left before the JSON.
+    public static func segment(trip: String, seq: Int, _ segment: TripSegment, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 256 + segment.path.count * 24)
+        w.beginObject()
+        w.field("type", "segment")
+        w.field("trip", trip)
+        w.field("seq", seq)
+        w.field("t0", segment.t0)
+        w.field("duration_ms", segment.durationMs)
+        w.key("path")
+        writeLine(&w, segment.path)
+        w.field("progress_from", segment.progressFrom.map { rounded($0, places: 5) })
+        w.field("progress_to", segment.progressTo.map { rounded($0, places: 5) })
+        writeStandingFields(
+            &w, doneM: segment.doneM, remainingM: segment.remainingM, etaS: segment.etaS, leg: segment.leg, status: segment.status)
+        if segment.jump { w.field("jump", true) }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// `event` `{type, trip, n, name, t, lat, lon, ...}`: `index` and `remaining_waypoints`
+    /// for the waypoint events, `distance_m` (metres) for `off_route`; `lat`, `lon` `null`
+    /// without a marker. The hub stores these bytes and replays them as first sent.
+    /// - Parameters:
+    ///   - trip: the trip id.
+    ///   - event: the event (`t` in ms since the epoch).
+    ///   - headroom: leading bytes left before the JSON (0 for the stored copy).
+    public static func event(trip: String, _ event: TripEvent, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 160)
+        w.beginObject()
+        w.field("type", "event")
+        w.field("trip", trip)
+        w.field("n", event.n)
+        w.field("name", event.kind.name)
+        w.field("t", event.t)
+        w.coordinateField("lat", event.position?.lat)
+        w.coordinateField("lon", event.position?.lon)
+        switch event.kind {
+        case .waypointReached(let index, let remaining), .waypointResumed(let index, let remaining):
+            w.field("index", index)
+            w.field("remaining_waypoints", remaining)
+        case .offRoute(let distance):
+            w.field("distance_m", rounded(distance, places: 1))
+        default:
+            break
+        }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// `snapshot` `{type, re?, trip, status, rider, config, route, waypoints, destination,
+    /// position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, recovered?}`.
+    /// - Parameters:
+    ///   - view: the trip at the moment shown.
+    ///   - re: the `subscribe`'s id, if it had one.
+    ///   - recovered: for a `subscribe` with `since_event` (PROTOCOL 7); nil: left out.
+    ///   - headroom: leading bytes left before the JSON.
+    public static func snapshot(_ view: TripView, re: MessageID?, recovered: Bool?, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 1024)
+        w.beginObject()
+        w.field("type", "snapshot")
+        w.reField(re)
+        view.writeFields(to: &w)
+        if let recovered { w.field("recovered", recovered) }
+        w.endObject()
+        return w.finish()
+    }
+
+    /// The trip's standing that ends both a `frame` and a `segment` (at the target for a segment).
+    @inline(__always)
+    private static func writeStandingFields(
+        _ w: inout JSONWriter, doneM: Double?, remainingM: Double?, etaS: Int?, leg: Int, status: TripStatus
+    ) {
+        w.field("done_m", doneM.map { rounded($0, places: 1) })
+        w.field("remaining_m", remainingM.map { rounded($0, places: 1) })
+        w.field("eta_s", etaS)
+        w.field("leg", leg)
+        w.field("status", status.rawValue)
+    }
+
+    /// Writes a line as `[[lon, lat], ...]` (GeoJSON order, 7 decimals).
+    static func writeLine(_ w: inout JSONWriter, _ points: [GeoPoint]) {
+        w.beginArray()
+        for point in points { w.lonLat(lon: point.lon, lat: point.lat) }
+        w.endArray()
+    }
+
+    /// Writes a point as `{"lat":…,"lon":…}`, or `null`.
+    static func writePoint(_ w: inout JSONWriter, _ point: GeoPoint?) {
+        guard let point else { w.null(); return }
+        w.beginObject()
+        w.coordinateField("lat", point.lat)
+        w.coordinateField("lon", point.lon)
+        w.endObject()
+    }
+
+    /// Rounds for the wire: sub-decimetre precision is noise in a GPS tracker, and shorter
+    /// numbers are fewer bytes per delivery. `places` is 1 or 5 (else: whole numbers).
+    @inline(__always)
+    static func rounded(_ value: Double, places: Int) -> Double {
+        let scale: Double
+        switch places {
+        case 1: scale = 10
+        case 5: scale = 100_000
+        default: scale = 1
+        }
+        return (value * scale).rounded() / scale
+    }
+}

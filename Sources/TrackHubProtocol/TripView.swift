@@ -1,0 +1,111 @@
+import TrackHubCore
+
+/// A trip as `snapshot` (PROTOCOL 4) and the HTTP trip bodies (PROTOCOL 5) show it: the
+/// state machine, what the hub keeps beside it, and the moment to show it at.
+public struct TripView: Sendable {
+    /// The trip id (also for a trip that does not exist).
+    public var id: String
+    /// The trip's state; nil: the trip does not exist (`status` `unknown`).
+    public var trip: Trip?
+    /// The rider object as given at creation, as JSON bytes echoed verbatim; nil: `null`.
+    public var riderJSON: [UInt8]?
+    /// The fixes of `trail`, oldest first (the hub passes its last 100).
+    public var trail: [FixInput]
+    /// The hub's clock, ms since the epoch: where the marker is shown.
+    public var now: Int64
+    /// Whether the body has `route` (the trip list leaves it out).
+    public var includeRoute: Bool
+    /// Whether the body has `trail` (the trip list leaves it out).
+    public var includeTrail: Bool
+
+    /// A view of `trip` (nil: unknown) at `now` (ms since the epoch).
+    public init(
+        id: String, trip: Trip?, riderJSON: [UInt8]? = nil, trail: [FixInput] = [], now: Int64,
+        includeRoute: Bool = true, includeTrail: Bool = true
+    ) {
+        self.id = id
+        self.trip = trip
+        self.riderJSON = riderJSON
+        self.trail = trail
+        self.now = now
+        self.includeRoute = includeRoute
+        self.includeTrail = includeTrail
+    }
+
+    /// The bytes to keep as `riderJSON` for a request's `rider` value (compact JSON).
+    public static func riderJSON(_ rider: JSONValue) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 64)
+        w.value(rider)
+        return w.finish()
+    }
+
+    /// Writes the trip's fields (PROTOCOL 4 `snapshot`, without `type`, `re`, `recovered`)
+    /// into an object the caller has opened.
+    func writeFields(to w: inout JSONWriter) {
+        w.field("trip", id)
+        guard let trip else {
+            w.field("status", TripStatus.unknown.rawValue)
+            w.nullField("rider")
+            w.nullField("config")
+            if includeRoute { w.nullField("route") }
+            w.key("waypoints"); w.beginArray(); w.endArray()
+            w.nullField("destination")
+            w.nullField("position")
+            w.nullField("bearing")
+            w.nullField("progress")
+            w.nullField("done_m")
+            w.nullField("remaining_m")
+            w.nullField("eta_s")
+            w.field("leg", 0)
+            if includeTrail { w.key("trail"); w.beginArray(); w.endArray() }
+            w.field("last_event", 0)
+            return
+        }
+        w.field("status", trip.status.rawValue)
+        w.key("rider")
+        if let riderJSON { w.raw(riderJSON) } else { w.null() }
+        w.key("config")
+        trip.config.write(to: &w)
+        if includeRoute {
+            w.key("route")
+            if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
+        }
+        w.key("waypoints")
+        w.beginArray()
+        for waypoint in trip.waypoints {
+            w.beginObject()
+            w.field("index", waypoint.index)
+            w.coordinateField("lat", waypoint.point.lat)
+            w.coordinateField("lon", waypoint.point.lon)
+            w.field("visited", waypoint.visited)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("destination")
+        ServerMessages.writePoint(&w, trip.destination)
+        let marker = trip.marker(at: now)
+        w.key("position")
+        ServerMessages.writePoint(&w, marker?.position)
+        w.field("bearing", marker.map { ServerMessages.rounded($0.bearingDeg, places: 1) })
+        let info: (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) =
+            marker == nil ? (nil, nil, nil, nil) : trip.progressInfo(at: now)
+        w.field("progress", info.progress.map { ServerMessages.rounded($0, places: 5) })
+        w.field("done_m", info.doneM.map { ServerMessages.rounded($0, places: 1) })
+        w.field("remaining_m", info.remainingM.map { ServerMessages.rounded($0, places: 1) })
+        w.field("eta_s", info.etaS)
+        w.field("leg", trip.leg)
+        if includeTrail {
+            w.key("trail")
+            w.beginArray()
+            for fix in trail {
+                w.beginArray()
+                w.coordinate(fix.lon)
+                w.coordinate(fix.lat)
+                w.int(fix.ts)
+                w.endArray()
+            }
+            w.endArray()
+        }
+        w.field("last_event", trip.lastEventNumber)
+    }
+}
