@@ -100,15 +100,8 @@ extension Hub {
     /// Housekeeping: closes with 1008 connections whose token expired, and connections that
     /// presented no valid token within `--auth-timeout` (0: no timeout).
     func sweepTokens(now: Int64) {
-        guard isSecured else { return }
-        for (id, session) in sessions where !session.isClosing {
-            if session.grants.isAuthenticated {
-                if session.grants.isExpired(nowMs: now) {
-                    closeSession(id, code: .policyViolation, reason: "token expired")
-                }
-            } else if config.authTimeoutMs > 0 && now - session.openedAt >= config.authTimeoutMs {
-                closeSession(id, code: .policyViolation, reason: "no valid token within the auth timeout")
-            }
+        for (id, session) in sessions {
+            carryOut(sessionPolicy.tokenLifetime(session, now: now), for: id)
         }
     }
 

@@ -63,7 +63,7 @@ extension Hub {
         guard let message = session.queue.pop() else {
             return nil
         }
-        if session.queue.unsentBytes <= config.maxUnsentBytes { session.overLimitSince = nil }
+        sessionPolicy.afterWriting(session)
         let hasMore = !session.queue.isEmpty
         if hasMore { session.awaitingWritable = true }
         metrics.messagesOut += 1
@@ -95,16 +95,11 @@ extension Hub {
         case .replacedFrame: metrics.framesDropped += 1
         case .replacedReply: metrics.repliesReplaced += 1
         }
-        if session.queue.unsentBytes > config.maxUnsentBytes * 4 {
-            // PROTOCOL 7: no client, reading or not, makes the hub hold more than 4 × the
-            // limit for it: past that it is closed at once, not at the next 2 s check.
+        if case .close(let code, let reason) = sessionPolicy.afterQueueing(session, now: wallClockMillis()) {
             metrics.slowConsumerCloses += 1
             metrics.unsentCapCloses += 1
-            closeSession(id, code: .policyViolation, reason: "unsent data over 4 x the limit")
+            closeSession(id, code: code, reason: reason)
             return
-        }
-        if session.queue.unsentBytes > config.maxUnsentBytes, session.overLimitSince == nil {
-            session.overLimitSince = wallClockMillis()
         }
         let needsWritable = !session.awaitingWritable
         session.awaitingWritable = true
@@ -132,15 +127,19 @@ extension Hub {
     /// Closes connections whose unsent data stayed over the limit too long (PROTOCOL 7).
     func closeSlowConsumers(now: Int64) {
         for (id, session) in sessions {
-            guard let since = session.overLimitSince, !session.isClosing else { continue }
-            if session.queue.unsentBytes <= config.maxUnsentBytes {
-                sessions[id]?.overLimitSince = nil
-                continue
-            }
-            if now - since >= config.maxUnsentDurationMs {
-                metrics.slowConsumerCloses += 1
-                closeSession(id, code: .policyViolation, reason: "unsent data over the limit")
-            }
+            let verdict = sessionPolicy.slowReader(session, now: now)
+            if case .close = verdict { metrics.slowConsumerCloses += 1 }
+            carryOut(verdict, for: id)
+        }
+    }
+
+    /// Does what the session policy decided for a connection.
+    func carryOut(_ verdict: SessionPolicy.Verdict, for id: ConnectionID) {
+        switch verdict {
+        case .keep: break
+        case .ping: _ = host.ping(id)
+        case .drop: host.drop(id)
+        case .close(let code, let reason): closeSession(id, code: code, reason: reason)
         }
     }
 

@@ -8,14 +8,8 @@ extension Hub {
     }
 
     func sweepKeepalive(now: Int64) {
-        for (id, session) in sessions where !session.isClosing && now - session.lastPingAt >= config.pingIntervalMs {
-            if session.unansweredPings >= 2 {
-                host.drop(id)
-                continue
-            }
-            sessions[id]?.lastPingAt = now
-            sessions[id]?.unansweredPings += 1
-            _ = host.ping(id)
+        for (id, session) in sessions {
+            carryOut(sessionPolicy.keepalive(session, now: now), for: id)
         }
     }
 }

@@ -46,6 +46,8 @@ public final class Hub: @unchecked Sendable {
     let tokens: TokenVerifier
     /// What a `/v1` request gets before it runs (PROTOCOL 4's order of errors).
     let apiGate: APIGate
+    /// The write policy and lifetime rules of WebSocket sessions (decisions; the hub acts).
+    let sessionPolicy: SessionPolicy
 
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let startedSignal = DispatchSemaphore(value: 0)
@@ -63,6 +65,9 @@ public final class Hub: @unchecked Sendable {
         self.animating = TickSchedule(tickHz: config.tickHz)
         let tokens = TokenVerifier(secrets: config.jwtSecrets)
         self.tokens = tokens
+        self.sessionPolicy = SessionPolicy(
+            maxUnsentBytes: config.maxUnsentBytes, maxUnsentDurationMs: config.maxUnsentDurationMs,
+            pingIntervalMs: config.pingIntervalMs, authTimeoutMs: config.authTimeoutMs, isSecured: tokens.isSecured)
         self.apiGate = APIGate(
             isSecured: tokens.isSecured,
             limits: APICall.Limits(protocolLimits: config.protocolLimits, maxRoutePoints: config.maxRoutePoints),
