@@ -10,7 +10,7 @@ import TrackHubStore
 /// Threads: like the hub, owned by the service thread; other threads hand work in with
 /// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
 final class LocalCommandLog: CommandLog, @unchecked Sendable {
-    private unowned let hub: Hub
+    unowned let hub: Hub
 
     init(hub: Hub) {
         self.hub = hub
@@ -31,24 +31,18 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         switch command {
         case .create(let id, let body, let route, _):
             guard case .http(let connection) = reply else { return }
-            hub.createTrip(Hub.NewTrip(
-                id: id, route: route, waypoints: body.waypoints, destination: body.destination,
-                config: body.config, riderJSON: body.rider.map { TripView.riderJSON($0) }), now: now, reply: connection)
+            create(id: id, body, route: route, now: now, reply: connection)
         case .fixes(let trip, let fixes):
             guard let reply else { return }
             hub.submitFixes(trip: trip, fixes: fixes, now: now, reply: reply)
         case .proceed(let trip):
             guard let reply else { return }
-            hub.proceed(trip: trip, now: now, reply: reply)
+            proceed(trip: trip, now: now, reply: reply)
         case .route(let trip, let body, let route, _):
-            guard case .http(let connection) = reply else { return }
-            hub.reroute(trip: trip, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: connection)
+            guard let reply else { return }
+            reroute(trip: trip, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: reply)
         case .end(let trip):
-            if case .http(let connection) = reply {
-                hub.endTrip(trip, now: now, reply: connection)
-            } else {
-                hub.endTrip(trip, now: now, reply: nil)
-            }
+            end(trip: trip, now: now, reply: reply)
         }
     }
 
@@ -64,7 +58,12 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     }
 
     func housekeeping(now: Int64) {
-        hub.endArrivedTrips(now: now)
+        // PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
+        for (id, entry) in hub.trips where entry.trip.status == .arrived {
+            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
+                end(trip: id, now: now, reply: nil)
+            }
+        }
     }
 
     func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void) {

@@ -83,13 +83,4 @@ extension Hub {
         }) ?? nil else { return }
         metrics.segmentsOut += broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
     }
-
-    /// PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
-    func endArrivedTrips(now: Int64) {
-        for (id, entry) in trips where entry.trip.status == .arrived {
-            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= config.endAfterMs {
-                endTrip(id, now: now, reply: nil)
-            }
-        }
-    }
 }

@@ -60,7 +60,7 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try hub.makeTrip(id: id, body, now: t)
+            trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), now: t)
         } catch {
             return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
@@ -97,79 +97,39 @@ extension RedisCommandLog {
     }
 
     private func applyProceed(trip id: String, at t: Int64, request: Int64?) {
-        let outcome: Result<[TripEvent], TripCommandError>? = hub.mutateTrip(id) { entry in
-            do throws(TripCommandError) {
-                return .success(try entry.trip.proceed(now: t))
-            } catch {
-                return .failure(error)
-            }
-        }
-        guard case .success(let events) = outcome else {
-            let status = hub.trips[id]?.trip.status.rawValue ?? "unknown"
-            return answer(request) { [self] reply in
-                hub.answerFailure(reply, ProtocolError(.conflict, "trip \(id) is \(status), not holding"))
-            }
+        let change: ChangeUndo
+        switch hub.changeProceed(id, at: t) {
+        case .success(let done): change = done
+        case .failure(let error): return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
         // Now, not once stored locally: every node numbers this segment alike.
-        hub.sendArrivalSegmentIfArrived(events, trip: id, now: t)
-        hub.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in
-                switch reply {
-                case .webSocket(let connection, let re):
-                    hub.enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
-                case .http(let connection):
-                    hub.respondTrip(connection, id: id, status: 200)
-                }
-            }
+        hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
+        hub.storeStateAndSend(change.events, trip: id) { [self] _ in
+            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
         }
     }
 
     private func applyReroute(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         let id = command.trip
-        guard let status = hub.trips[id]?.trip.status, status != .arrived, status != .ended else {
-            let status = hub.trips[id]?.trip.status.rawValue ?? "unknown"
-            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.conflict, "route: trip \(id) is \(status)")) }
-        }
-        let events: [TripEvent]
+        let change: ChangeUndo
         do throws(ProtocolError) {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
-            let outcome: Result<[TripEvent], TripSetupError>? = hub.mutateTrip(id) { entry in
-                do throws(TripSetupError) {
-                    let events = try entry.trip.reroute(route: route, waypoints: body.waypoints, destination: body.destination, now: t)
-                    if let rest = entry.trip.remainingSegment(at: t) { entry.lastSegment = rest }
-                    return .success(events)
-                } catch {
-                    return .failure(error)
-                }
-            }
-            switch outcome {
-            case .success(let e): events = e
-            case .failure(let error): throw ProtocolError(error.isConflict ? .conflict : .badRequest, "\(error.field): \(error.message)")
-            case nil: throw ProtocolError(.notFound, "trip \(id) does not exist")
-            }
+            change = try hub.changeRoute(id, route: route, waypoints: body.waypoints, destination: body.destination, at: t).get()
         } catch {
             return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
-        hub.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in
-                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 200) }
-            }
+        hub.storeStateAndSend(change.events, trip: id) { [self] _ in
+            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
             hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
         }
     }
 
     private func applyEnd(trip id: String, at t: Int64, request: Int64?) {
-        let events = hub.mutateTrip(id) { entry -> [TripEvent] in
-            let events = entry.trip.end(now: t)
-            if !events.isEmpty { entry.endedAt = t }
-            return events
-        } ?? []
+        let events = hub.changeEnd(id, at: t)?.events ?? []
         state.endsRequested.remove(id)
         hub.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in
-                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 200) }
-            }
+            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
         }
     }
 }

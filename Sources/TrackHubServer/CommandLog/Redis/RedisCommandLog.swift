@@ -52,10 +52,10 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func submit(_ command: TripCommand, reply: Reply?, now: Int64) {
         switch command {
-        case .create(let id, let body, _, let rawBody):
+        case .create(let id, let body, let route, let rawBody):
             do throws(ProtocolError) {
                 // The checks every node's applier makes, so their 400s come without a round trip.
-                _ = try hub.makeTrip(id: "check", body, now: now)
+                _ = try hub.makeTrip(id: "check", body, route: route, now: now)
                 if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
                 if let reply { hub.answerFailure(reply, error) }

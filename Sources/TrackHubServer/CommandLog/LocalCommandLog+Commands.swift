@@ -1,0 +1,122 @@
+import TrackHubCore
+import TrackHubProtocol
+import TrackHubStore
+
+/// A hub alone: create, proceed, reroute and end, each changed at once (Hub+TripChanges),
+/// stored, and answered after the commit; a change the store did not take is undone
+/// (PROTOCOL 7: it changes nothing a client has seen).
+extension LocalCommandLog {
+    func create(id: String, _ body: CreateTripRequest, route: Route?, now: Int64, reply connection: ConnectionID) {
+        if hub.trips[id] != nil || hub.pendingCreates.contains(id) {
+            return hub.respondError(connection, .conflict("id: trip \(id) already exists"))
+        }
+        var trip: Trip
+        do {
+            trip = try hub.makeTrip(id: id, body, route: route, now: now)
+        } catch {
+            return hub.respondError(connection, error)
+        }
+        let riderJSON = body.rider.map { TripView.riderJSON($0) }
+        let created = trip.created(now: now)
+        let createdTrip = trip
+        let payload = ServerMessages.event(trip: id, created)
+        hub.pendingCreates.insert(id)
+        let records: [StoreRecord] = [
+            .tripState(createdTrip, createdAt: now, riderJSON: riderJSON),
+            .event(tripID: id, n: created.n, encoded: payload),
+        ]
+        hub.persist(records) { [self] result in
+            hub.pendingCreates.remove(id)
+            switch result {
+            case .failure(let error):
+                hub.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
+            case .success:
+                let entry = TripEntry(trip: createdTrip, createdAt: now, slot: hub.nextSlot, riderJSON: riderJSON)
+                hub.nextSlot += 1
+                hub.trips[id] = entry
+                let answerTime = wallClockMillis()
+                hub.respondCreated(connection, id: id, json: HTTPBodies.trip(TripView(id: id, entry: entry, trail: [], now: answerTime)))
+                // Viewers who subscribed before the trip existed: the event, then the state.
+                hub.sendEvents([(created.n, payload)], trip: id)
+                hub.sendSnapshotToSubscribers(trip: id, now: answerTime)
+            }
+        }
+    }
+
+    func proceed(trip id: String, now: Int64, reply: Reply) {
+        let change: ChangeUndo
+        switch hub.changeProceed(id, at: now) {
+        case .success(let done): change = done
+        case .failure(let error): return hub.answerFailure(reply, error)
+        }
+        hub.storeStateAndSend(change.events, trip: id) { [self] result in
+            switch result {
+            case .failure(let error):
+                undo(change, trip: id)
+                hub.answerFailure(reply, ProtocolError(.unavailable, "proceed not stored: \(error)"))
+            case .success:
+                // Arrived right after proceed (6.7): the marker goes on to the destination.
+                hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: wallClockMillis())
+                if hub.trips[id]?.trip.wantsTick == true { hub.animating.insert(id) }
+                hub.answerDone(reply, trip: id)
+            }
+        }
+    }
+
+    func reroute(trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, now: Int64, reply: Reply) {
+        let change: ChangeUndo
+        switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, at: now) {
+        case .success(let done): change = done
+        case .failure(let error): return hub.answerFailure(reply, error)
+        }
+        hub.storeStateAndSend(change.events, trip: id) { [self] result in
+            switch result {
+            case .failure(let error):
+                undo(change, trip: id)
+                hub.answerFailure(reply, ProtocolError(.unavailable, "route not stored: \(error)"))
+            case .success:
+                hub.answerDone(reply, trip: id)
+                hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            }
+        }
+    }
+
+    func end(trip id: String, now: Int64, reply: Reply?) {
+        let wasAnimating = hub.animating.contains(id)
+        guard let change = hub.changeEnd(id, at: now) else {
+            if let reply { hub.answerFailure(reply, .notFound("trip \(id) does not exist")) }
+            return
+        }
+        if change.events.isEmpty {
+            if let reply { hub.answerDone(reply, trip: id) }
+            return
+        }
+        hub.animating.remove(id)
+        hub.storeStateAndSend(change.events, trip: id) { [self] result in
+            switch result {
+            case .failure(let error):
+                undo(change, trip: id)
+                hub.trips[id]?.endedAt = nil
+                if wasAnimating { hub.animating.insert(id) }
+                if let reply { hub.answerFailure(reply, ProtocolError(.unavailable, "end not stored: \(error)")) }
+            case .success:
+                if let reply { hub.answerDone(reply, trip: id) }
+            }
+        }
+    }
+
+    /// PROTOCOL 7: a command that could not be stored changes nothing. The trip goes back to
+    /// its state before the command, unless something else has happened to it since (then
+    /// the later change stands; it was judged on top of this one). What fixes were judged
+    /// meanwhile is kept.
+    private func undo(_ change: ChangeUndo, trip id: String) {
+        hub.mutateTrip(id) { entry in
+            guard entry.trip.lastEventNumber == (change.events.last?.n ?? change.before.lastEventNumber) else { return }
+            let judged = entry.trip.judgeMemory
+            entry.trip = change.before
+            entry.trip.judgeMemory = judged
+        }
+    }
+}
+
+typealias ChangeUndo = Hub.ChangeUndo
