@@ -11,6 +11,9 @@ import TrackHubStore
 /// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
 final class LocalCommandLog: CommandLog, @unchecked Sendable {
     unowned let hub: Hub
+    /// Per trip with fixes on their way to the store (idle trips hold none): bounded by the
+    /// trips, each by `maxWaitingFixesPerTrip`.
+    var fixQueues: [String: FixQueue] = [:]
 
     init(hub: Hub) {
         self.hub = hub
@@ -34,7 +37,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
             create(id: id, body, route: route, now: now, reply: connection)
         case .fixes(let trip, let fixes):
             guard let reply else { return }
-            hub.submitFixes(trip: trip, fixes: fixes, now: now, reply: reply)
+            submitFixes(trip: trip, fixes: fixes, now: now, reply: reply)
         case .proceed(let trip):
             guard let reply else { return }
             proceed(trip: trip, now: now, reply: reply)

@@ -3,70 +3,11 @@ import TrackHubCore
 import TrackHubProtocol
 import TrackHubStore
 
-/// The fix pipeline: judge on arrival, store, then (once committed) animate and ack.
-/// PROTOCOL 7: nothing is acked or shown before it is stored.
+/// What a fix does once it is durable (animate, answer), events stored before they are
+/// sent, and the store's batches and reads. The path to durability is the command log's
+/// (LocalCommandLog+Fixes, RedisCommandLog+Apply). PROTOCOL 7: nothing is acked or shown
+/// before it is stored.
 extension Hub {
-    /// Most fixes one trip may have waiting for the store; past it they get `unavailable`.
-    static let maxWaitingFixesPerTrip = 10_000
-
-    /// Accepts fixes of one trip. They are judged in arrival order and stored in batches,
-    /// one batch per trip at a time (all fixes that arrive while a batch commits form the
-    /// next one); once a batch is durable its applied fixes are animated and answered.
-    func submitFixes(trip: String, fixes: [FixInput], now: Int64, reply: Reply) {
-        let accepted = mutateTrip(trip) { entry -> Bool? in
-            if entry.waitingFixCount + fixes.count > Hub.maxWaitingFixesPerTrip { return nil }
-            entry.waitingFixes.append(FixRequest(fixes: fixes, reply: reply, receivedAt: now))
-            entry.waitingFixCount += fixes.count
-            return entry.fixBatchInFlight
-        }
-        guard let inFlight = accepted else { return }
-        guard let inFlight else {
-            answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
-            return
-        }
-        if !inFlight { storeNextFixBatch(trip: trip) }
-    }
-
-    /// Takes every waiting fix of a trip as one batch, then judges and stores it. When the
-    /// trip's memory of stored fixes is full (a trip past 100 000 fixes), the keys it cannot
-    /// vouch for are first looked up in the store, off the service thread, so a resend of a
-    /// long-forgotten fix is still a `duplicate` (PROTOCOL 7). The batch stays in flight
-    /// meanwhile, so the trip's fixes are still judged one batch at a time, in order.
-    private func storeNextFixBatch(trip: String) {
-        guard let requests = mutateTrip(trip, { entry -> [FixRequest]? in
-            guard !entry.fixBatchInFlight, !entry.waitingFixes.isEmpty else { return nil }
-            let requests = entry.waitingFixes
-            entry.waitingFixes = []
-            entry.waitingFixCount = 0
-            entry.fixBatchInFlight = true
-            return requests
-        }), let requests else { return }
-        guard let unknown = trips[trip]?.trip.fixKeysToCheckInStore(requests.flatMap(\.fixes)),
-              !unknown.seqs.isEmpty || !unknown.timestamps.isEmpty else {
-            return judgeAndStore(trip: trip, requests)
-        }
-        metrics.fixStoreLookups += 1
-        let store = store
-        Hub.storeReadQueue.async { [self] in
-            let found = Result(catching: { () throws(StoreError) in
-                try store.storedFixKeys(tripID: trip, seqs: unknown.seqs, timestamps: unknown.timestamps)
-            })
-            runOnServiceThread { [self] in
-                switch found {
-                case .success(let keys):
-                    mutateTrip(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
-                    judgeAndStore(trip: trip, requests)
-                case .failure(let error):
-                    trips[trip]?.fixBatchInFlight = false
-                    for request in requests {
-                        answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
-                    }
-                    storeNextFixBatch(trip: trip)
-                }
-            }
-        }
-    }
-
     /// Store reads that must not block the service thread.
     static let storeReadQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
 
@@ -85,46 +26,6 @@ extension Hub {
                 if case .failure = result { metrics.storeReadFailures += 1 }
                 then(result)
             }
-        }
-    }
-
-    /// Judges a batch taken by `storeNextFixBatch` (in flight already) and stores it.
-    private func judgeAndStore(trip: String, _ requests: [FixRequest]) {
-        guard let memoryBefore = trips[trip]?.trip.judgeMemory else { return }
-        var verdicts: [[FixVerdict]] = []
-        var records: [StoreRecord] = []
-        for request in requests {
-            let judged = request.fixes.map { fix in mutateTrip(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
-            verdicts.append(judged)
-            // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
-            // not stored again (it would show up twice in the trail). The batch still goes
-            // through the store, even when empty, so acks keep the order the fixes arrived in.
-            for (fix, verdict) in zip(request.fixes, judged) where verdict.refusal != .duplicate {
-                records.append(.fix(tripID: trip, fix: fix, refusal: verdict.refusal, receivedAt: request.receivedAt))
-            }
-        }
-        let judgedBatch = verdicts
-        persist(records) { [self] result in
-            trips[trip]?.fixBatchInFlight = false
-            switch result {
-            case .failure(let error):
-                // Nothing was stored: forget these fixes, so a resend is judged afresh.
-                trips[trip]?.trip.judgeMemory = memoryBefore
-                for request in requests {
-                    answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
-                }
-            case .success:
-                let commitTime = wallClockMillis()
-                // Per fix, not per request: an HTTP batch of N fixes is N acks (PROTOCOL 14).
-                for request in requests { metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
-                for (request, judged) in zip(requests, judgedBatch) {
-                    for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
-                        applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt)
-                    }
-                    answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
-                }
-            }
-            storeNextFixBatch(trip: trip)
         }
     }
 

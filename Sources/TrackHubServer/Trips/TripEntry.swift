@@ -17,25 +17,12 @@ struct TripEntry {
     var riderJSON: [UInt8]?
     /// When the trip ended (for retention), nil while it runs.
     var endedAt: Int64?
-    /// True while a batch of this trip's fixes is being stored. Fixes of one trip are judged
-    /// and stored one batch at a time, so a failed batch can be undone exactly.
-    var fixBatchInFlight = false
-    /// Fixes that arrived while a batch was being stored; they form the next batch.
-    var waitingFixes: [FixRequest] = []
-    var waitingFixCount = 0
     /// Cluster mode: the grid time of this trip's next tick; nil while it needs none.
     var nextTickAt: Int64?
     /// Cluster mode: the trip's last events as sent (for snapshots, so a node that starts from
     /// one can replay them with since_event). At most `recentEventsKept`.
     var recentEvents: [[UInt8]] = []
     static let recentEventsKept = 256
-}
-
-/// Fixes from one request (a `fix` op, or an HTTP batch) and where their acks go.
-struct FixRequest {
-    var fixes: [FixInput]
-    var reply: Reply
-    var receivedAt: Int64
 }
 
 extension TripView {
