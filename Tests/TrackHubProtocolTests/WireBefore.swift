@@ -1,5 +1,5 @@
 /// The bytes the hub's encoders wrote before they moved into TrackHubProtocol (issue 15),
-/// captured from the old `ServerMessages` / `ClusterAnswer` of TrackHubServer for the
+/// captured from the old `ServerMessages` / `FleetAnswer` of TrackHubServer for the
 /// fixtures of `WireFixtures`. The moved encoders must write exactly these bytes.
 enum WireBefore {
     static let frame = ##"{"type":"frame","trip":"T1","seq":7,"t":1700000000123,"lat":38.7158123,"lon":-9.1420457,"bearing":123.5,"progress":0.12346,"done_m":1234.6,"remaining_m":8765.4,"eta_s":321,"leg":1,"status":"moving"}"##

@@ -27,7 +27,7 @@ struct FleetState {
 }
 
 /// One viewport's answer, ready to encode.
-struct ClusterAnswer: Sendable {
+struct FleetAnswer: Sendable {
     var viewport: Viewport
     var t: Int64
     var total: Int
@@ -86,7 +86,7 @@ extension Hub {
         let key = viewport.groupKey
         fleet.groups[key, default: FleetState.Group(viewport: viewport)].members.insert(id)
         sessions[id]?.viewportKey = key
-        let answer = ClusterAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? wallClockMillis() : fleet.indexTime, maxItems: config.maxItems)
+        let answer = FleetAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? wallClockMillis() : fleet.indexTime, maxItems: config.maxItems)
         if fleet.groups[key]?.lastBody == nil { fleet.groups[key]?.lastBody = answer.body() }
         metrics.fleetMessagesEncoded += 1
         enqueue(answer.message(re: re, replyKey: key), to: id)
@@ -120,7 +120,7 @@ extension Hub {
             let index = FleetIndex.build(members: fleetMembers, parallel: fleetMembers.count >= 50_000)
             var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
             for (key, viewport) in viewports {
-                let answer = ClusterAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
+                let answer = FleetAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
                 answers.append((key, answer.body(), answer.message(re: nil, replyKey: nil)))
             }
             let seconds = Double(monotonicMicros() - started) / 1_000_000
@@ -147,7 +147,7 @@ extension Hub {
     }
 
     func fleetClustersHTTP(_ connection: ConnectionID, _ query: ClustersQuery, now: Int64) throws(ProtocolError) {
-        let answer = ClusterAnswer(index: fleet.index, viewport: query.viewport, t: fleet.indexTime == 0 ? now : fleet.indexTime, maxItems: config.maxItems)
+        let answer = FleetAnswer(index: fleet.index, viewport: query.viewport, t: fleet.indexTime == 0 ? now : fleet.indexTime, maxItems: config.maxItems)
         respond(connection, status: 200, json: answer.httpBody())
     }
 }
