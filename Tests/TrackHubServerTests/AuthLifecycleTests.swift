@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TrackHubCLI
+import TrackHubLWS
 @testable import TrackHubServer
 
 /// A token's life on a connection (PROTOCOL section 2), open mode, TLS and `trackhub token`.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TrackHubLWS
 @testable import TrackHubServer
 
 /// WebSocket test clients on one libwebsockets client context (poll loop). Each

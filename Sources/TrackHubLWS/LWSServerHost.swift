@@ -3,9 +3,12 @@ import Foundation
 import Synchronization
 import TrackHubProtocol
 
-/// What the server host reports. Every call comes on the service thread.
-protocol ServerHostDelegate: AnyObject {
+/// What the server host reports. Every call comes on the service thread. No C type crosses
+/// it: a fake host can drive the same delegate.
+public protocol ServerHostDelegate: AnyObject {
+    /// A WebSocket upgrade: accept it or refuse it with an HTTP status.
     func upgradeRequested(_ request: UpgradeRequest) -> UpgradeDecision
+    /// An accepted upgrade is now an open WebSocket connection.
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest)
     /// One whole text message (fragments already joined, size already checked).
     func connectionReceived(_ id: ConnectionID, message: [UInt8])
@@ -15,6 +18,7 @@ protocol ServerHostDelegate: AnyObject {
     func connectionAnsweredPing(_ id: ConnectionID)
     /// The socket can take one more message: the delegate hands it over (nil: nothing waits).
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
+    /// A whole HTTP request (body read, framing checked): answer it with `respond`, now or later.
     func httpRequest(_ request: HTTPRequest)
     /// A refusal from the headers alone, before the body is read (a secured hub's 401: the
     /// body of a request without a valid token is never read, PROTOCOL 1); nil: none.
@@ -35,24 +39,51 @@ protocol ServerHostDelegate: AnyObject {
 }
 
 /// Options for the listening socket and the event loop.
-struct ServerHostOptions: Sendable {
-    var host: String
-    var port: Int
+public struct ServerHostOptions: Sendable {
+    /// The numeric address to bind (`ListenAddress.resolve` made it numeric); a wildcard binds every interface.
+    public var host: String
+    /// The port; 0 binds an ephemeral one (`LWSServerHost.boundPort`).
+    public var port: Int
     /// libev (epoll) for production; the poll loop lets several hosts share one process (tests).
-    var useLibev: Bool
-    var maxMessageBytes: Int
-    var maxBodyBytes: Int
+    public var useLibev: Bool
+    /// Largest WebSocket message, fragments joined (`--max-message`); past it: close 1009.
+    public var maxMessageBytes: Int
+    /// Largest declared HTTP body (`--max-body`); past it: 413, the body not read.
+    public var maxBodyBytes: Int
     /// How long a request's body may take to arrive after its headers (`--body-timeout`); 0: no limit.
-    var bodyTimeoutMicros: Int64 = 10_000_000
+    public var bodyTimeoutMicros: Int64 = 10_000_000
     /// Most TCP connections (HTTP and WebSocket alike) from one peer address; 0: no limit.
-    var maxConnectionsPerAddress: Int = 0
-    var tlsCertPath: String?
-    var tlsKeyPath: String?
+    public var maxConnectionsPerAddress: Int = 0
+    /// PEM certificate and key: both set, the host serves TLS.
+    public var tlsCertPath: String?
+    public var tlsKeyPath: String?
+    /// Where libwebsockets' own log lines go (installed process-wide when the host starts).
+    public var logs: LWSLogSink
+
+    /// Options; see the properties.
+    public init(
+        host: String, port: Int, useLibev: Bool, maxMessageBytes: Int, maxBodyBytes: Int,
+        bodyTimeoutMicros: Int64 = 10_000_000, maxConnectionsPerAddress: Int = 0,
+        tlsCertPath: String? = nil, tlsKeyPath: String? = nil, logs: LWSLogSink
+    ) {
+        self.host = host
+        self.port = port
+        self.useLibev = useLibev
+        self.maxMessageBytes = maxMessageBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.bodyTimeoutMicros = bodyTimeoutMicros
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.tlsCertPath = tlsCertPath
+        self.tlsKeyPath = tlsKeyPath
+        self.logs = logs
+    }
 }
 
-enum ServerHostError: Error, CustomStringConvertible {
+/// Why a host could not start.
+public enum ServerHostError: Error, CustomStringConvertible {
+    /// `lws_create_context` failed; the text says what to check.
     case contextCreationFailed(String)
-    var description: String {
+    public var description: String {
         switch self {
         case .contextCreationFailed(let why): return why
         }
@@ -66,9 +97,11 @@ enum ServerHostError: Error, CustomStringConvertible {
 /// Thread safety (`@unchecked Sendable`): everything except `inboxSignal` and
 /// `lifecycle` is touched only on the service thread (inside `run()`); other threads
 /// may only call `wake()` and `requestStop()`.
-final class LWSServerHost: @unchecked Sendable {
+public final class LWSServerHost: @unchecked Sendable {
     private let options: ServerHostOptions
-    weak var delegate: ServerHostDelegate?
+    /// Held strongly: the delegate must not hold the host (the hub's `HubHostDelegate` holds
+    /// the hub weakly). Set it before `start()`.
+    public var delegate: ServerHostDelegate?
 
     // C state that must outlive the context.
     private var context: OpaquePointer?
@@ -106,9 +139,10 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// The port actually bound (differs from the option when it was 0).
-    private(set) var boundPort: Int = 0
+    public private(set) var boundPort: Int = 0
 
-    init(options: ServerHostOptions) {
+    /// A host for these options; nothing is bound until `start()`.
+    public init(options: ServerHostOptions) {
         self.options = options
         protocolName = strdup("trackhub.v1")
         interfaceName = ListenAddress.isWildcard(options.host) ? nil : strdup(options.host)
@@ -130,8 +164,8 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Creates the context and binds the listening socket. Call on the thread that will run it.
-    func start() throws {
-        LWSLog.route(verbose: HubLog.isEnabled(.debug))
+    public func start() throws {
+        LWSLog.route(options.logs)
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = lwsServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
@@ -179,7 +213,7 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Runs the event loop on the calling thread until `requestStop()` has been honoured.
-    func run() {
+    public func run() {
         guard let context else { return }
         while !destroyed {
             if lws_service(context, 0) < 0 { break }
@@ -191,14 +225,14 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Thread-safe: makes the loop call `serviceWoke()` soon.
-    func wake() {
+    public func wake() {
         lifecycle.withLock { _ in
             if let context, !destroyed { lws_cancel_service(context) }
         }
     }
 
     /// Thread-safe: the loop will destroy the context and `run()` will return.
-    func requestStop() {
+    public func requestStop() {
         lifecycle.withLock { $0.stopRequested = true }
         wake()
     }
@@ -206,7 +240,7 @@ final class LWSServerHost: @unchecked Sendable {
     private var isStopRequested: Bool { lifecycle.withLock { $0.stopRequested } }
 
     /// Starts a periodic timer (service thread): `timerFired()` every `intervalMicros`.
-    func startTimer(intervalMicros: Int64) {
+    public func startTimer(intervalMicros: Int64) {
         guard let context else { return }
         timerIntervalMicros = intervalMicros
         nextTimerDue = monotonicMicros() + intervalMicros
@@ -228,19 +262,21 @@ final class LWSServerHost: @unchecked Sendable {
     // MARK: - Writing (service thread)
 
     /// Asks lws to call back when `id` can take more data.
-    func requestWritable(_ id: ConnectionID) {
+    public func requestWritable(_ id: ConnectionID) {
         guard let wsi = sockets[id] else { return }
         lws_callback_on_writable(wsi)
     }
 
-    enum DirectWrite { case written, mustQueue, failed }
+    /// What `writeNow` did: written, or the caller must queue it (lws holds unsent bytes, or a
+    /// close is pending), or the write failed (the connection is being dropped).
+    public enum DirectWrite: Sendable { case written, mustQueue, failed }
 
     /// Writes a WebSocket message at once, outside the writeable callback, when lws holds no
     /// unsent bytes for this connection. This is the common case for a reader that keeps up,
     /// and it costs one `send` instead of three system calls (arm POLLOUT, wait, send) for
     /// the callback route. If the kernel takes only part of it, lws keeps the rest and
     /// finishes it on its own; the next message then goes through the queue (`.mustQueue`).
-    func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
+    public func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
         guard let wsi = sockets[id], pendingCloses.isEmpty || pendingCloses[id] == nil else { return .mustQueue }
         if lws_partial_buffered(wsi) != 0 { return .mustQueue }
         let written = message.withPayloadPointer { trackhub_lws_write_text(wsi, $0, $1) }
@@ -253,7 +289,7 @@ final class LWSServerHost: @unchecked Sendable {
 
     /// Sends a WebSocket ping now; false when lws still holds unsent bytes for it (the
     /// connection is not reading, so the ping would only wait behind them).
-    func ping(_ id: ConnectionID) -> Bool {
+    public func ping(_ id: ConnectionID) -> Bool {
         guard let wsi = sockets[id], pendingCloses[id] == nil, lws_partial_buffered(wsi) == 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: OutboundMessage.headroom + 2)
         let written = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
@@ -264,13 +300,13 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Drops a connection at once, without a close handshake (a peer that stopped answering).
-    func drop(_ id: ConnectionID) {
+    public func drop(_ id: ConnectionID) {
         guard let wsi = sockets[id] else { return }
         trackhub_lws_kill_async(wsi)
     }
 
     /// Closes a WebSocket connection with a code, after whatever is being written now.
-    func close(_ id: ConnectionID, code: UInt16, reason: String) {
+    public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         guard let wsi = sockets[id] else { return }
         pendingCloses[id] = (code, reason)
         lws_callback_on_writable(wsi)
@@ -279,7 +315,7 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Sends an HTTP response to a request delivered earlier (possibly much later, e.g. after a commit).
-    func respond(_ id: ConnectionID, _ response: HTTPResponse) {
+    public func respond(_ id: ConnectionID, _ response: HTTPResponse) {
         guard let wsi = sockets[id], let exchange = http[id], exchange.response == nil else { return }
         var response = response
         response.headers += delegate?.responseHeaders(for: exchange.request) ?? []
@@ -288,10 +324,10 @@ final class LWSServerHost: @unchecked Sendable {
     }
 
     /// Open TCP connections from one peer address (HTTP and WebSocket).
-    func connectionCount(from address: String) -> Int { connectionsByAddress[address] ?? 0 }
+    public func connectionCount(from address: String) -> Int { connectionsByAddress[address] ?? 0 }
 
     /// True when this connection id is still open.
-    func isOpen(_ id: ConnectionID) -> Bool { sockets[id] != nil }
+    public func isOpen(_ id: ConnectionID) -> Bool { sockets[id] != nil }
 
     // MARK: - Callback dispatch (service thread)
 
