@@ -12,6 +12,8 @@ import PackageDescription
 //   TrackHubCLI       flag, environment and config-file (libyaml) reading shared by the executables
 //   trackhub          the command line (serve, token, simulate, config, version)
 //   trackhub-load     the load generator
+//   TrackHubTesting   what the Swift tests share (a test hub, clients, loopback sockets, Redis);
+//                     used only by test targets, never linked into an executable
 // Only the C* system-library targets see C headers; only TrackHubLWS imports libwebsockets.
 let package = Package(
     name: "TrackHub",
@@ -61,6 +63,10 @@ let package = Package(
             dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubLWS"]
         ),
         .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
+        .target(
+            name: "TrackHubTesting",
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
+        ),
         .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
@@ -75,10 +81,10 @@ let package = Package(
         .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
         .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
         .testTarget(name: "TrackHubCLITests", dependencies: ["TrackHubCLI"]),
-        .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubLWS", "TrackHubStore"]),
+        .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubTesting"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI"]
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI", "TrackHubTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@ import Testing
 import TrackHubCLI
 import TrackHubLWS
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// A token's life on a connection (PROTOCOL section 2), open mode, TLS and `trackhub token`.
 @Suite struct AuthLifecycleTests {
