@@ -6,11 +6,15 @@ import PackageDescription
 //   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
 //   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
-//   TrackHubServer    libwebsockets: sockets, sessions, fan-out, HTTP API; tokens (libcrypto HMAC)
+//   TrackHubLWS       all of libwebsockets: the server host (context, callbacks, HTTP exchange,
+//                     WebSocket I/O) and the client host; the types the hub and the host pass
+//   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth (libcrypto HMAC); no lws C
 //   TrackHubCLI       flag, environment and config-file (libyaml) reading shared by the executables
 //   trackhub          the command line (serve, token, simulate, config, version)
 //   trackhub-load     the load generator
-// Only the C* system-library targets see C headers; only the server and store import them.
+//   TrackHubTesting   what the Swift tests share (a test hub, clients, loopback sockets, Redis);
+//                     used only by test targets, never linked into an executable
+// Only the C* system-library targets see C headers; only TrackHubLWS imports libwebsockets.
 let package = Package(
     name: "TrackHub",
     platforms: [.macOS(.v15)],
@@ -49,19 +53,24 @@ let package = Package(
         .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
         .target(name: "TrackHubRedis", dependencies: ["CHiredis"]),
+        .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "CLibWebSockets"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "CLibWebSockets", "CCrypto"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "CCrypto"]
         ),
         .target(
             name: "TrackHubSimulator",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubServer"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubLWS"]
         ),
         .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
+        .target(
+            name: "TrackHubTesting",
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
+        ),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
-            dependencies: ["TrackHubProtocol", "TrackHubServer", "CLibWebSockets", "TrackHubCLI"]
+            dependencies: ["TrackHubProtocol", "TrackHubLWS", "TrackHubCLI"]
         ),
         .executableTarget(
             name: "TrackHubBench",
@@ -72,10 +81,10 @@ let package = Package(
         .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
         .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
         .testTarget(name: "TrackHubCLITests", dependencies: ["TrackHubCLI"]),
-        .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubServer", "TrackHubStore"]),
+        .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubTesting"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI", "CLibWebSockets"]
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI", "TrackHubTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TrackHubServer
+import TrackHubLWS
 
 /// The real transport: one WebSocket per rider on one `LWSClientHost`, and HTTP requests on
 /// a small pool of threads with the blocking `HTTPClient`.

@@ -1,5 +1,5 @@
+import TrackHubLWS
 import TrackHubProtocol
-import TrackHubServer
 
 /// Opening connections over the ramp, what each sends once open, churn, and closes.
 extension LoadRun {

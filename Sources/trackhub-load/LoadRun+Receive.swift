@@ -1,4 +1,4 @@
-import TrackHubServer
+import TrackHubLWS
 
 /// Reading what arrives, cheaply: the kind from the first bytes, then only the fields
 /// measured (see MessageScanner). Latency is defined in docs/load-testing.md.

@@ -1,7 +1,7 @@
 import Foundation
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
-import TrackHubServer
 
 /// What runs on the service thread at each wake-up (at least every 5 ms): the ramp, due
 /// fixes or publishes, churn, fleet pans, the live line, and progress for the main thread.

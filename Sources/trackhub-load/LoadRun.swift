@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TrackHubServer
+import TrackHubLWS
 
 /// One run of the generator in this process: every connection on one libwebsockets client
 /// context (the libev loop) and its one service thread.

@@ -1,4 +1,4 @@
-import TrackHubServer
+import TrackHubLWS
 
 /// The latency marks of one trip: "a frame (or segment) with seq ≥ `threshold` is the first
 /// that shows the fix sent at `sentAt`". Append-only; the last `capacity` are kept.

@@ -1,5 +1,6 @@
 import TrackHubCLI
 import Foundation
+import TrackHubLWS
 import TrackHubRedis
 import TrackHubServer
 import TrackHubStore

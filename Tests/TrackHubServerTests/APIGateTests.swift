@@ -1,4 +1,5 @@
 import Testing
+import TrackHubLWS
 import TrackHubProtocol
 @testable import TrackHubServer
 

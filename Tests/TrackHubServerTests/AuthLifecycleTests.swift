@@ -2,7 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 import TrackHubCLI
+import TrackHubLWS
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// A token's life on a connection (PROTOCOL section 2), open mode, TLS and `trackhub token`.
 @Suite struct AuthLifecycleTests {

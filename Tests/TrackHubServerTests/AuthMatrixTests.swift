@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Who presents what, for the authorization matrix.
 enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {

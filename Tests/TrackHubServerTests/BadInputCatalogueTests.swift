@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Raw sockets, for what the test clients cannot send: binary frames, invalid UTF-8,
 /// hand-made HTTP requests and upgrades.
@@ -8,19 +9,7 @@ enum RawWire {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     static func connect(port: Int, timeoutSeconds: Int = 10) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); throw Failure(description: "connect failed") }
-        return fd
+        try Loopback.connect(port: port, readTimeoutSeconds: timeoutSeconds)
     }
 
     static func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {

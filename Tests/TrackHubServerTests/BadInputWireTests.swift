@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Bad input on the WebSocket (PROTOCOL sections 1 and 3): each gets `bad_request` with a
 /// message naming the field, and the connection keeps working; an oversized message

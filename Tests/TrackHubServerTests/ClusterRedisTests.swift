@@ -4,6 +4,7 @@ import Testing
 import TrackHubCLI
 import TrackHubRedis
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// The Redis layer against a real `redis-server` (skipped where it is not installed).
 @Suite(.serialized) struct ClusterRedisTests {
@@ -20,7 +21,7 @@ import TrackHubRedis
                 if case .success(let id) = result { acked.withLock { $0.append(id) } }
             }
         }
-        try eventually("500 appends acked") { acked.withLock { $0.count } == 500 }
+        try waitUntil("500 appends acked") { acked.withLock { $0.count } == 500 }
 
         let seen = Mutex<[ClusterCommand]>([])
         let watermark = Mutex<Int64>(.min)
@@ -35,7 +36,7 @@ import TrackHubRedis
         let consume = { readerRef?.consumed() }
         reader.start()
         let lastAck = try #require(acked.withLock { $0.max() })
-        try eventually("every entry read and the watermark past the last") {
+        try waitUntil("every entry read and the watermark past the last") {
             consume()
             return seen.withLock { $0.count } == 500 && watermark.withLock { $0 } >= lastAck.ms
         }
@@ -60,7 +61,7 @@ import TrackHubRedis
             let outcome = Mutex<Result<StreamID, RedisError>?>(nil)
             writer.append(partition: 0, payload: Array("{}".utf8)) { result in outcome.withLock { $0 = result } }
             var result: Result<StreamID, RedisError>?
-            try eventually("append answered") {
+            try waitUntil("append answered") {
                 result = outcome.withLock { $0 }
                 return result != nil
             }
@@ -72,71 +73,9 @@ import TrackHubRedis
         try redis.restart()
         writer.reconnectBeforeNextSend()
         var recovered = false
-        try eventually("appends succeed again") {
+        try waitUntil("appends succeed again") {
             if case .success = try append() { recovered = true }
             return recovered
         }
-    }
-}
-
-/// A `redis-server` on a free loopback port, in a temporary directory.
-final class RedisProcess {
-    let address: RedisAddress
-    private let directory: String
-    private var process: ChildProcess?
-
-    static func start() throws -> RedisProcess? {
-        let binary = "/usr/bin/redis-server"
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            print("redis-server not installed: skipping (scripts/install-deps.sh --test installs it)")
-            return nil
-        }
-        let redis = RedisProcess(port: try freePort())
-        try redis.restart()
-        return redis
-    }
-
-    private init(port: Int) {
-        address = RedisAddress(host: "127.0.0.1", port: port)
-        directory = NSTemporaryDirectory() + "trackhub-redis-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    func restart() throws {
-        process = try ChildProcess.spawn(
-            "/usr/bin/redis-server",
-            ["--port", String(address.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", directory],
-            quietOutput: true, quietErrors: true)
-        try eventually("redis-server answers PING") {
-            (try? RedisConnection(address, timeoutMs: 500).command([Array(redis: "PING")])) == .status("PONG")
-        }
-    }
-
-    /// Stops Redis at once (SIGKILL: these tests do not need its data kept).
-    func stop() {
-        guard let p = process else { return }
-        p.signal(SIGKILL)
-        p.wait()
-        process = nil
-    }
-
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard bound else { throw HTTPTestClient.Failure(description: "no free port") }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Every error code reachable on an open hub (PROTOCOL sections 1, 3, 4, 5 and 7):
 /// bad_request, not_found, conflict, too_large, rate_limited and unavailable, on the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// PROTOCOL section 8 through the hub: viewports, shared answers, HTTP.
 @Suite struct FleetChannelTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Every route of the HTTP API (PROTOCOL section 5), with its answers and errors.
 @Suite struct HTTPAPITests {

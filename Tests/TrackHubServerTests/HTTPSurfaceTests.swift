@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackHubProtocol
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// PROTOCOL 14 on a real hub: CORS, 405 with Allow, Location on 201, the trail's formats,
 /// the API description without a token.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// PROTOCOL 1: a ping every interval; a connection that answered neither of the last two is dropped.
 @Suite struct KeepaliveTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Live delivery to subscribers (PROTOCOL sections 3, 4, 6.2, 6.3 and 7): subscriptions
 /// before a trip exists, re-subscribing, identical bytes for every subscriber, frame and

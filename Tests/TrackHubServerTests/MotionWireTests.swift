@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Motion as subscribers see it on the wire (PROTOCOL 6.2 jumps, 6.3 one frame per trip per
 /// tick, 6.7 the last frame and segment at the destination).

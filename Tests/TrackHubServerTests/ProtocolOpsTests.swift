@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Every client op of PROTOCOL section 3 and the server message it is answered with
 /// (section 4): hello/welcome, subscribe/snapshot, unsubscribe/unsubscribed, fix/ack,

@@ -1,4 +1,5 @@
 import Testing
+import TrackHubLWS
 @testable import TrackHubServer
 
 /// PROTOCOL 7: what a connection's queue keeps, replaces and drops; PROTOCOL 1: Origin and Host.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// PROTOCOL 7: frames are latest-wins per trip, a subscriber that cannot keep up never
 /// slows down anyone else, and a connection whose unsent data stays over `--max-unsent`

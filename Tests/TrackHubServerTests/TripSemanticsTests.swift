@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// Trip semantics as a subscriber sees them on the wire (PROTOCOL sections 4, 6 and 7):
 /// waypoint holds and proceed, arrival, off route and back, event numbering and order,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TrackHubServer
+import TrackHubTesting
 
 /// The transport rules of PROTOCOL sections 1, 3 and 4 that need no trip.
 @Suite struct WireBasicsTests {

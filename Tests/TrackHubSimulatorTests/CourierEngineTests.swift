@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrackHubCore
 @testable import TrackHubSimulator
+import TrackHubTesting
 
 @Suite struct CourierEngineTests {
     static let catalog: RouteCatalog = {

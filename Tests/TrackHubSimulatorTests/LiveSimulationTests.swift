@@ -1,19 +1,20 @@
 import Foundation
 import Testing
 @testable import TrackHubSimulator
+import TrackHubTesting
 
 @Suite struct LiveSimulationTests {
     static let eventKinds = ["waypoint_reached", "waypoint_resumed", "off_route", "back_on_route", "rerouted", "arrived", "ended"]
 
     @Test func shortSpedUpRunShowsEveryEventKindAndNoRefusedFix() throws {
-        let hub = try SimTestHub()
+        let hub = try TestHub { $0.logLevel = "error" }
         defer { hub.stop() }
         var settings = SimulationSettings()
         settings.riders = 12
         settings.speedup = 40
         settings.seed = 2024
         let simulation = Simulation(settings: settings, catalog: try RouteCatalog.load(directory: PackageRoot.samples))
-        let runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: hub.url, token: nil, useLibev: false))
+        let runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: hub.webSocketURL, token: nil, useLibev: false))
         let stats = try runner.run(
             until: { stats in Self.eventKinds.allSatisfy { stats.events[$0, default: 0] > 0 } },
             deadline: SimulationRunner.wallClock() + 60_000)

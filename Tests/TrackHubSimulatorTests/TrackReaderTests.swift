@@ -1,5 +1,6 @@
 import Testing
 @testable import TrackHubSimulator
+import TrackHubTesting
 
 @Suite struct TrackReaderTests {
     @Test func readsCSVWithColumnsInAnyOrder() throws {

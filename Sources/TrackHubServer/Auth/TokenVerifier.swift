@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubLWS
 import TrackHubProtocol
 
 /// Checks tokens against the hub's secrets (two during a rotation, PROTOCOL 14). A value:

@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// Where the answer to a command goes once its change is durable.

@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// A `/v1` request parsed once (PROTOCOL 5): its route with the decoded query and body.

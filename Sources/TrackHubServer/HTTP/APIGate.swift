@@ -1,3 +1,4 @@
+import TrackHubLWS
 import TrackHubProtocol
 
 /// What a `/v1` request gets before any trip is looked at: the one place PROTOCOL 4's

@@ -1,3 +1,4 @@
+import TrackHubLWS
 import TrackHubProtocol
 
 /// The `/v1` HTTP routes (PROTOCOL sections 5 and 14): the one table that dispatch,

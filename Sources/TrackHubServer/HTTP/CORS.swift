@@ -1,3 +1,5 @@
+import TrackHubLWS
+
 /// Cross-origin requests (PROTOCOL 14): what a browser on an allowed origin (section 1) needs
 /// to call `/v1` from a page on its own domain. Pure: the headers come from the policy and the table.
 enum CORS {

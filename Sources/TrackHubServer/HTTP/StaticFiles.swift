@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubLWS
 
 /// Serves the web client (PROTOCOL section 10): files under the web root, Leaflet from
 /// Debian's libjs-leaflet under `/vendor/leaflet/`, and the page routes `/`, `/trips/{id}`

@@ -1,3 +1,4 @@
+import TrackHubLWS
 import TrackHubProtocol
 
 /// PROTOCOL 14's per-event lines at `info`: one per HTTP answer and one per closed

@@ -1,5 +1,6 @@
 import Foundation
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// Token enforcement: the upgrade, every op, every `/v1` route, and the token's life on a

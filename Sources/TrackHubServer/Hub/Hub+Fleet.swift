@@ -1,5 +1,6 @@
 import Dispatch
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// The fleet channel (PROTOCOL section 8).

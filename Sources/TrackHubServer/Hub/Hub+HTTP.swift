@@ -1,5 +1,6 @@
 import Foundation
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
 

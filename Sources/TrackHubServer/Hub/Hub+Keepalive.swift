@@ -1,3 +1,4 @@
+import TrackHubLWS
 /// Keep-alive (PROTOCOL 1): a WebSocket ping every 30 s; a connection that answered neither
 /// of the last two is dropped. One sweep over the sessions every few seconds replaces
 /// libwebsockets' per-connection validity timers, whose sorted list costs a walk over every

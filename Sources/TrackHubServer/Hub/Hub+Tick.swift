@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 
 /// The tick (PROTOCOL 6.3): every moving trip's frame, encoded once, queued to each of its
 /// frame-mode subscribers. Idle trips are not looked at.

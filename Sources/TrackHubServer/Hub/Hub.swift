@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
 
@@ -76,8 +77,8 @@ public final class Hub: @unchecked Sendable {
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
-            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath))
-        host.delegate = self
+            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog))
+        host.delegate = HubHostDelegate(hub: self)
         if let address = config.clusterAddress {
             commands = RedisCommandLog(hub: self, address: address)
         } else {
@@ -221,7 +222,7 @@ public final class Hub: @unchecked Sendable {
     }
 }
 
-extension Hub: ServerHostDelegate {
+extension Hub {
     func serviceWoke() {
         drainInbox()
     }

@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// The server messages that fan out, encoded once by TrackHubProtocol straight into a buffer

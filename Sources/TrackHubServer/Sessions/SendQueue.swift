@@ -1,3 +1,4 @@
+import TrackHubLWS
 /// The bounded queue of messages waiting to be written to one connection.
 ///
 /// Reliable messages (replies, events, acks) keep their order and are never dropped. Three

@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 
 /// One WebSocket connection's state. Lives on the service thread.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrackHubTesting
 
 /// Realistic geometry for the server tests: a straight street running north along the
 /// meridian -9.14 near Lisbon, from 38.70 to 38.72 (about 2.2 km).
@@ -28,6 +29,9 @@ enum Lisbon {
         lon + metres / (metresPerDegree * cos(lat * .pi / 180))
     }
 }
+
+/// Now in ms since the epoch (fix timestamps in tests).
+func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
 /// Great-circle distance in metres (haversine on the hub's sphere).
 func distanceM(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {

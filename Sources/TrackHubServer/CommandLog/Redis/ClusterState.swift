@@ -1,5 +1,6 @@
 import Foundation
 import TrackHubCore
+import TrackHubLWS
 
 /// What cluster mode adds to the hub's state. Owned by the service thread like the rest.
 final class ClusterState {

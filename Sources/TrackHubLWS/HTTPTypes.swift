@@ -17,6 +17,22 @@ public struct HTTPRequest: Sendable {
     public var peerAddress: String
     public var body: [UInt8]
 
+    /// A request as the host parsed it (or as a test or a fake host makes it).
+    public init(
+        connection: ConnectionID, method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+        origin: String? = nil, host: String? = nil, authorization: String? = nil, peerAddress: String = "", body: [UInt8] = []
+    ) {
+        self.connection = connection
+        self.method = method
+        self.path = path
+        self.query = query
+        self.origin = origin
+        self.host = host
+        self.authorization = authorization
+        self.peerAddress = peerAddress
+        self.body = body
+    }
+
     /// The first value of a query argument.
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
@@ -55,6 +71,16 @@ public struct UpgradeRequest: Sendable {
     public var host: String?
     public var peerAddress: String
 
+    /// An upgrade as the host parsed it (or as a test or a fake host makes it).
+    public init(path: String, query: [(name: String, value: String)] = [], origin: String? = nil, host: String? = nil, peerAddress: String = "") {
+        self.path = path
+        self.query = query
+        self.origin = origin
+        self.host = host
+        self.peerAddress = peerAddress
+    }
+
+    /// The first value of a query argument.
     public func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
     }

@@ -3,33 +3,18 @@ import Foundation
 /// A hand-rolled WebSocket client on a blocking socket, for what the libwebsockets test
 /// client cannot do: stop reading altogether (a slow consumer), or send a binary frame.
 /// It only reads when told to.
-final class RawWebSocket {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+public final class RawWebSocket {
+    public typealias Failure = TestFailure
 
-    let fd: Int32
+    /// The connected socket (closed when this is released).
+    public let fd: Int32
     /// Bytes received after the upgrade response and not yet parsed.
     private var pending: [UInt8] = []
 
     /// Connects and upgrades. `receiveBuffer` sets SO_RCVBUF before connecting (small: a
     /// reader whose kernel buffer fills quickly).
-    init(port: Int, path: String = "/v1/ws", receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        setReadTimeout(seconds: 10)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(fd)
-            throw Failure(description: "connect failed")
-        }
+    public init(port: Int, path: String = "/v1/ws", receiveBuffer: Int32? = nil) throws {
+        fd = try Loopback.connect(port: port, readTimeoutSeconds: 10, receiveBuffer: receiveBuffer)
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: trackhub.v1\r\n\r\n"
@@ -51,13 +36,14 @@ final class RawWebSocket {
 
     deinit { Glibc.close(fd) }
 
-    func setReadTimeout(seconds: Int) {
+    /// Sets `SO_RCVTIMEO`: a read waits at most this long, then throws.
+    public func setReadTimeout(seconds: Int) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends one masked client frame (FIN set).
-    func sendFrame(opcode: UInt8, _ payload: [UInt8]) throws {
+    public func sendFrame(opcode: UInt8, _ payload: [UInt8]) throws {
         var frame: [UInt8] = [0x80 | opcode]
         let count = payload.count
         if count < 126 {
@@ -75,15 +61,17 @@ final class RawWebSocket {
         try writeAll(frame)
     }
 
-    func sendText(_ text: String) throws { try sendFrame(opcode: 0x1, Array(text.utf8)) }
+    /// Sends one text frame.
+    public func sendText(_ text: String) throws { try sendFrame(opcode: 0x1, Array(text.utf8)) }
 
-    func sendJSON(_ object: [String: Any]) throws {
+    /// Sends a JSON object as one text frame.
+    public func sendJSON(_ object: [String: Any]) throws {
         try sendFrame(opcode: 0x1, Array(try JSONSerialization.data(withJSONObject: object)))
     }
 
     /// Reads until the hub closes: returns the close code if a close frame came first
     /// (nil when the stream just ended, or was reset). Throws on a read timeout.
-    func readUntilClosed() throws -> UInt16? {
+    public func readUntilClosed() throws -> UInt16? {
         while true {
             while let frame = parseFrame() {
                 if frame.opcode == 0x8 {
@@ -102,7 +90,7 @@ final class RawWebSocket {
     }
 
     /// Reads the next text message (skipping control frames). Throws on close or timeout.
-    func nextText() throws -> String {
+    public func nextText() throws -> String {
         while true {
             while let frame = parseFrame() {
                 if frame.opcode == 0x8 { throw Failure(description: "closed") }

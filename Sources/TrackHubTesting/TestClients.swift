@@ -1,30 +1,36 @@
 import Foundation
 import Synchronization
-@testable import TrackHubServer
+import TrackHubLWS
 
 /// WebSocket test clients on one libwebsockets client context (poll loop). Each
 /// connection's messages are kept in order; tests wait for them with deadlines.
-final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+///
+/// Thread safety (`@unchecked Sendable`): `state` is behind its `Mutex`; `condition` only
+/// wakes waiters; `host` is set once in `init` and is itself safe from any thread.
+public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
+    public typealias Failure = TestFailure
 
-    fileprivate struct State {
+    struct State {
         var opened: Set<ConnectionID> = []
         var inbox: [ConnectionID: [[UInt8]]] = [:]
         var closed: [ConnectionID: (code: UInt16?, reason: String)] = [:]
     }
     private let state = Mutex(State())
     private let condition = NSCondition()
-    private(set) var host: LWSClientHost!
+    /// The client host every connection of this set runs on.
+    public private(set) var host: LWSClientHost!
 
-    init() throws {
+    /// Starts the client host (its own thread, the poll loop).
+    public init() throws {
         host = LWSClientHost(delegate: self)
         try host.start()
     }
 
-    func stop() { host.stop() }
+    /// Closes every connection and stops the client host.
+    public func stop() { host.stop() }
 
     /// Connects and waits until the connection is open.
-    func connect(port: Int, path: String = "/v1/ws", origin: String? = nil, offerSubprotocol: Bool = true, timeout: Double = 10) throws -> TestConnection {
+    public func connect(port: Int, path: String = "/v1/ws", origin: String? = nil, offerSubprotocol: Bool = true, timeout: Double = 10) throws -> TestConnection {
         let id = host.connect(WebSocketTarget(host: "127.0.0.1", port: port, path: path, origin: origin, offerSubprotocol: offerSubprotocol))
         try waitFor(timeout: timeout, what: "connection \(id) to open") { state in
             if let closed = state.closed[id] { throw Failure(description: "connection refused: \(closed.reason)") }
@@ -34,21 +40,21 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
     }
 
     /// Connects and returns without waiting (the caller checks `closeInfo`).
-    func connectNoWait(port: Int, path: String = "/v1/ws", origin: String? = nil) -> TestConnection {
+    public func connectNoWait(port: Int, path: String = "/v1/ws", origin: String? = nil) -> TestConnection {
         TestConnection(clients: self, id: host.connect(WebSocketTarget(host: "127.0.0.1", port: port, path: path, origin: origin)))
     }
 
-    func clientOpened(_ id: ConnectionID) {
+    public func clientOpened(_ id: ConnectionID) {
         state.withLock { _ = $0.opened.insert(id) }
         signal()
     }
 
-    func clientReceived(_ id: ConnectionID, message: [UInt8]) {
+    public func clientReceived(_ id: ConnectionID, message: [UInt8]) {
         state.withLock { $0.inbox[id, default: []].append(message) }
         signal()
     }
 
-    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
+    public func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
         state.withLock { $0.closed[id] = (code, reason) }
         signal()
     }
@@ -60,7 +66,7 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
     }
 
     /// Waits until `check` returns a value, or throws after `timeout` seconds.
-    fileprivate func waitFor<T>(timeout: Double, what: String, _ check: (inout State) throws -> T?) throws -> T {
+    func waitFor<T>(timeout: Double, what: String, _ check: (inout State) throws -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -71,11 +77,11 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         }
     }
 
-    fileprivate func waitFor(timeout: Double, what: String, _ check: (inout State) throws -> Bool) throws {
+    func waitFor(timeout: Double, what: String, _ check: (inout State) throws -> Bool) throws {
         let _: Bool = try waitFor(timeout: timeout, what: what) { state -> Bool? in try check(&state) ? true : nil }
     }
 
-    fileprivate func takeAll(_ id: ConnectionID) -> [[UInt8]] {
+    func takeAll(_ id: ConnectionID) -> [[UInt8]] {
         state.withLock { state in
             let messages = state.inbox[id] ?? []
             state.inbox[id] = []
@@ -83,11 +89,11 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         }
     }
 
-    fileprivate func closeInfo(_ id: ConnectionID) -> (code: UInt16?, reason: String)? {
+    func closeInfo(_ id: ConnectionID) -> (code: UInt16?, reason: String)? {
         state.withLock { $0.closed[id] }
     }
 
-    fileprivate func take(_ id: ConnectionID, timeout: Double, what: String, matching: ([String: Any]) -> Bool) throws -> (json: [String: Any], raw: [UInt8]) {
+    func take(_ id: ConnectionID, timeout: Double, what: String, matching: ([String: Any]) -> Bool) throws -> (json: [String: Any], raw: [UInt8]) {
         try waitFor(timeout: timeout, what: what) { state -> (json: [String: Any], raw: [UInt8])? in
             guard var messages = state.inbox[id] else {
                 if let closed = state.closed[id] { throw Failure(description: "closed (\(closed.code.map(String.init) ?? "-")) while waiting for \(what)") }
@@ -108,43 +114,52 @@ final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
 }
 
 /// One test connection.
-struct TestConnection {
-    let clients: TestClients
-    let id: ConnectionID
+public struct TestConnection {
+    public let clients: TestClients
+    public let id: ConnectionID
 
-    func send(_ object: [String: Any]) throws {
+    /// A handle on connection `id` of `clients` (one opened with `clients.host.connect`).
+    public init(clients: TestClients, id: ConnectionID) {
+        self.clients = clients
+        self.id = id
+    }
+
+    /// Sends a JSON object as one text message.
+    public func send(_ object: [String: Any]) throws {
         let data = try JSONSerialization.data(withJSONObject: object)
         clients.host.send(id, text: String(decoding: data, as: UTF8.self))
     }
 
-    func sendText(_ text: String) {
+    /// Sends text as it is.
+    public func sendText(_ text: String) {
         clients.host.send(id, text: text)
     }
 
-    func close() { clients.host.close(id) }
+    /// Closes the connection (normal closure).
+    public func close() { clients.host.close(id) }
 
     /// The next message (in arrival order) for which `matching` holds; earlier others stay queued.
     @discardableResult
-    func next(_ what: String = "a message", timeout: Double = 10, matching: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+    public func next(_ what: String = "a message", timeout: Double = 10, matching: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
         try clients.take(id, timeout: timeout, what: what, matching: matching).json
     }
 
     /// The next message of a type (and, optionally, with `re`).
     @discardableResult
-    func next(type: String, re: Int? = nil, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+    public func next(type: String, re: Int? = nil, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
         try next("\(type)\(re.map { " re \($0)" } ?? "")", timeout: timeout) { json in
             json["type"] as? String == type && (re == nil || (json["re"] as? Int) == re) && extra(json)
         }
     }
 
     /// The raw bytes of the next message of a type.
-    func nextRaw(type: String, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [UInt8] {
+    public func nextRaw(type: String, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [UInt8] {
         try clients.take(id, timeout: timeout, what: type) { json in json["type"] as? String == type && extra(json) }.raw
     }
 
     /// Sends a message with an id and waits for the reply that carries it.
     @discardableResult
-    func request(_ object: [String: Any], id requestID: Int, timeout: Double = 10) throws -> [String: Any] {
+    public func request(_ object: [String: Any], id requestID: Int, timeout: Double = 10) throws -> [String: Any] {
         var message = object
         message["id"] = requestID
         try send(message)
@@ -152,20 +167,18 @@ struct TestConnection {
     }
 
     /// Everything received and not yet taken, decoded.
-    func drain() -> [[String: Any]] {
+    public func drain() -> [[String: Any]] {
         clients.takeAll(id).compactMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] }
     }
 
     /// Waits until the hub closed this connection; returns the close code (nil: no close frame).
-    func waitClosed(timeout: Double = 10) throws -> UInt16? {
+    public func waitClosed(timeout: Double = 10) throws -> UInt16? {
         try clients.waitFor(timeout: timeout, what: "connection \(id) to close") { state -> UInt16?? in
             guard let closed = state.closed[id] else { return nil }
             return .some(closed.code)
         }
     }
 
-    var closeInfo: (code: UInt16?, reason: String)? { clients.closeInfo(id) }
+    /// How the connection closed (code and reason), nil while it is open.
+    public var closeInfo: (code: UInt16?, reason: String)? { clients.closeInfo(id) }
 }
-
-/// Now in ms since the epoch (fix timestamps in tests).
-func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }

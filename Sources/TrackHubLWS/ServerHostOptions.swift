@@ -1,0 +1,52 @@
+/// Options for the listening socket and the event loop.
+public struct ServerHostOptions: Sendable {
+    /// The numeric address to bind (`ListenAddress.resolve` made it numeric); a wildcard binds every interface.
+    public var host: String
+    /// The port; 0 binds an ephemeral one (`LWSServerHost.boundPort`).
+    public var port: Int
+    /// libev (epoll) for production; the poll loop lets several hosts share one process (tests).
+    public var useLibev: Bool
+    /// Largest WebSocket message, fragments joined (`--max-message`); past it: close 1009.
+    public var maxMessageBytes: Int
+    /// Largest declared HTTP body (`--max-body`); past it: 413, the body not read.
+    public var maxBodyBytes: Int
+    /// How long a request's body may take to arrive after its headers (`--body-timeout`); 0: no limit.
+    public var bodyTimeoutMicros: Int64 = 10_000_000
+    /// Most TCP connections (HTTP and WebSocket alike) from one peer address; 0: no limit.
+    public var maxConnectionsPerAddress: Int = 0
+    /// PEM certificate and key: both set, the host serves TLS.
+    public var tlsCertPath: String?
+    public var tlsKeyPath: String?
+    /// Where libwebsockets' own log lines go (installed process-wide when the host starts).
+    public var logs: LWSLogSink
+
+    /// Options; see the properties.
+    public init(
+        host: String, port: Int, useLibev: Bool, maxMessageBytes: Int, maxBodyBytes: Int,
+        bodyTimeoutMicros: Int64 = 10_000_000, maxConnectionsPerAddress: Int = 0,
+        tlsCertPath: String? = nil, tlsKeyPath: String? = nil, logs: LWSLogSink
+    ) {
+        self.host = host
+        self.port = port
+        self.useLibev = useLibev
+        self.maxMessageBytes = maxMessageBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.bodyTimeoutMicros = bodyTimeoutMicros
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.tlsCertPath = tlsCertPath
+        self.tlsKeyPath = tlsKeyPath
+        self.logs = logs
+    }
+}
+
+/// Why a host could not start.
+public enum ServerHostError: Error, CustomStringConvertible {
+    /// `lws_create_context` failed; the text says what to check.
+    case contextCreationFailed(String)
+
+    public var description: String {
+        switch self {
+        case .contextCreationFailed(let why): return why
+        }
+    }
+}
