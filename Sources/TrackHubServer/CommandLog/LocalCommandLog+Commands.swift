@@ -1,4 +1,5 @@
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
 
