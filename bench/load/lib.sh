@@ -4,6 +4,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${TRACKHUB_BIN:-$ROOT/.build/release}"
+# The generator: the hub's build by default; TRACKHUB_LOAD_BIN pins one generator for an A/B
+# of two hub builds, so only the hub differs between the runs.
+LOAD_BIN="${TRACKHUB_LOAD_BIN:-$BIN}"
 OUT="${TRACKHUB_BENCH_OUT:-$ROOT/.build/bench-load}"
 mkdir -p "$OUT"
 
@@ -55,7 +58,7 @@ load() {
     mkdir -p "$dir"
     echo "+ trackhub-load --url $HUB_URL --hub-pid $HUB_PID ${ROUTES_FLAG[*]} $*" | tee "$dir/command.txt" >&2
     set +e
-    "$BIN/trackhub-load" --url "$HUB_URL" --hub-pid "$HUB_PID" "${ROUTES_FLAG[@]}" "$@" >"$dir/summary.json" 2> >(tee "$dir/live.txt" >&2)
+    "$LOAD_BIN/trackhub-load" --url "$HUB_URL" --hub-pid "$HUB_PID" "${ROUTES_FLAG[@]}" "$@" >"$dir/summary.json" 2> >(tee "$dir/live.txt" >&2)
     local status=$?
     set -e
     echo "$name: exit $status; summary in $dir/summary.json" >&2
