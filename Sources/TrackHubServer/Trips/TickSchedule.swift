@@ -1,4 +1,6 @@
-/// Which moving trips a timer wake-up looks at.
+/// Which moving trips a timer wake-up looks at: the one tick scheduler of both command logs.
+/// A hub alone walks the phases one per wake-up (`takeDue`); a cluster node reads the phase
+/// of each sub-tick of log time it has reached (`members(ofPhase:)`, RedisCommandLog+Tick).
 ///
 /// The tick (`--tick-hz`) is split into `phases` sub-ticks, and each moving trip belongs to
 /// one phase: it is sampled once per tick, on its phase. Two things follow. The work and the
@@ -43,6 +45,22 @@ struct TickSchedule {
     mutating func remove(_ id: String) {
         guard let phase = phaseOf.removeValue(forKey: id) else { return }
         members[phase].remove(id)
+    }
+
+    /// Puts a trip in a given phase (a cluster node: the phase of its next tick's log time).
+    mutating func insert(_ id: String, phase: Int) {
+        let phase = ((phase % phases) + phases) % phases
+        if let old = phaseOf[id] {
+            if old == phase { return }
+            members[old].remove(id)
+        }
+        phaseOf[id] = phase
+        members[phase].insert(id)
+    }
+
+    /// The trips of one phase, without moving on.
+    func members(ofPhase phase: Int) -> Set<String> {
+        members[((phase % phases) + phases) % phases]
     }
 
     /// The trips of the phase due now; advances to the next phase.

@@ -36,7 +36,9 @@ final class ClusterState {
     /// Per WebSocket connection, its pending requests in the order they arrived.
     var pendingOrder: [ConnectionID: [Int64]] = [:]
     /// Trips with a grid tick scheduled (`TripEntry.nextTickAt`).
-    var moving: Set<String> = []
+    var schedule: TickSchedule
+    /// The last sub-tick of log time the grid has run (`.min`: none yet).
+    var lastGridTick: Int64 = .min
     /// Arrived trips this node asked the log to end (so it asks once).
     var endsRequested: Set<String> = []
     var lastSnapshotAt: Int64 = 0
@@ -48,12 +50,18 @@ final class ClusterState {
     let subTickMs: Int64
 
     init(nodeID: String, partitions: Int, writer: ClusterLogWriter, applied: [StreamID], tickHz: Int, phases: Int) {
+        schedule = TickSchedule(tickHz: tickHz)
         self.nodeID = nodeID
         self.partitions = partitions
         self.writer = writer
         self.applied = applied
         periodMs = max(1, Int64(1000 / max(1, tickHz)))
         subTickMs = max(1, periodMs / Int64(max(1, phases)))
+    }
+
+    /// The phase (of `schedule`) of the sub-tick at log time `t`.
+    func phase(at t: Int64) -> Int {
+        Int((t / subTickMs) % Int64(schedule.phases))
     }
 
     /// The first sub-tick strictly after `t`.

@@ -1,6 +1,6 @@
 import TrackHubCore
 
-/// Cluster mode's tick: the shared grid (docs/state.md).
+/// Cluster mode's tick: the shared grid (docs/cluster.md).
 ///
 /// A trip's ticks fall at the first sub-tick after its last command's log time, then every
 /// tick period. A node runs a tick at time t only once it has applied every log entry before
@@ -9,11 +9,22 @@ import TrackHubCore
 /// times, and sends the same frames (t, seq, position) and events (n, t, bytes).
 extension RedisCommandLog {
     /// Runs every grid tick due up to the node's clock and the watermark, whichever is earlier.
+    /// A trip waits in the phase of its next tick's time, so each sub-tick of log time looks
+    /// only at its own phase; a gap of a whole tick or more (start-up, a stalled log) looks at
+    /// every phase once, each trip running all its due ticks.
     func tickGrid(now: Int64) {
         let limit = min(now, state.watermark)
-        for id in state.moving {
-            advanceTicks(of: id, through: limit)
+        guard limit != .min else { return }
+        let lastDue = limit / state.subTickMs * state.subTickMs
+        let earliest = lastDue - Int64(state.schedule.phases - 1) * state.subTickMs
+        var next = state.lastGridTick == .min ? earliest : max(earliest, state.lastGridTick + state.subTickMs)
+        while next <= lastDue {
+            for id in state.schedule.members(ofPhase: state.phase(at: next)) {
+                advanceTicks(of: id, through: limit)
+            }
+            next += state.subTickMs
         }
+        state.lastGridTick = max(state.lastGridTick, lastDue)
     }
 
     /// Runs a trip's due grid ticks up to `limit` (inclusive), in order.
@@ -29,7 +40,9 @@ extension RedisCommandLog {
             hub.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
             if !wantsMore { break }
         }
-        if hub.trips[id]?.nextTickAt == nil { state.moving.remove(id) }
+        // The phase of its next tick (the same one unless the tick period is not a whole
+        // number of sub-ticks).
+        if let next = hub.trips[id]?.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } else { state.schedule.remove(id) }
     }
 
     /// After a command applied at log time `t`: a trip that was ticking keeps its grid (its
@@ -46,6 +59,6 @@ extension RedisCommandLog {
             }
             return entry.nextTickAt
         } ?? nil
-        if next != nil { state.moving.insert(id) } else { state.moving.remove(id) }
+        if let next { state.schedule.insert(id, phase: state.phase(at: next)) } else { state.schedule.remove(id) }
     }
 }

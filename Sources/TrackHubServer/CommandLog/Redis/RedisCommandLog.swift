@@ -38,7 +38,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func restore() throws {
         try join()
-        for (id, entry) in hub.trips where entry.nextTickAt != nil { state.moving.insert(id) }
+        for (id, entry) in hub.trips { if let next = entry.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } }
     }
 
     func startThreads() {
@@ -111,7 +111,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
 
     var hasUnansweredCommands: Bool { !state.pending.isEmpty }
-    var movingTripCount: Int { state.moving.count }
+    var movingTripCount: Int { state.schedule.count }
     var keepsRecentEvents: Bool { true }
 
     func metricsText(now: Int64) -> String {
