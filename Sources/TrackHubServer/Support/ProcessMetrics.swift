@@ -42,16 +42,11 @@ struct ProcessMetrics {
         return nil
     }
 
-    /// Entries of /proc/self/fd, less the one the listing itself holds open.
+    /// Entries of /proc/self/fd, less the one the listing itself holds open. (Read by name:
+    /// copying a `dirent` out of readdir's buffer reads past the end of a short last entry.)
     private static func openDescriptors() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return 0 }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in name.first == UInt8(ascii: ".") }
-            if !isDot { count += 1 }
-        }
-        return max(0, count - 1)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return 0 }
+        return max(0, names.count - 1)
     }
 
     func render() -> String {
