@@ -4,7 +4,7 @@ import TrackHubProtocol
 /// The HTTP exchange up to the delegate: a request's method, path and headers, the
 /// per-address limit, body framing (PROTOCOL 1: `Content-Length` only, `HTTPFraming`), a
 /// secured hub's refusal from the headers, the body limit, reading the body in place, the
-/// slow-body expiry, and the host's own refusals (answered with `ServerReplies.httpError`,
+/// slow-body expiry, and the host's own refusals (answered with `HTTPBodies.error`,
 /// then the connection closes).
 extension LWSServerHost {
     /// `LWS_CALLBACK_HTTP`: the headers are in.
@@ -120,7 +120,7 @@ extension LWSServerHost {
         exchange.closeAfterResponse = true
         exchange.body = []
         delegate?.httpRefused(exchange.request, reason: reason)
-        respond(id, HTTPResponse(status: reason == .bodyTimeout ? 408 : error.httpStatus, body: ServerReplies.httpError(error)))
+        respond(id, HTTPResponse(status: reason == .bodyTimeout ? 408 : error.httpStatus, body: HTTPBodies.error(error)))
     }
 
     /// PROTOCOL 1: a body must be in within `--body-timeout` of the end of its headers; lws's

@@ -86,10 +86,4 @@ public enum ServerReplies {
         writer.endObject()
         return writer.finish()
     }
-
-    /// The HTTP error body `{"error":{"code":…,"message":…}}` (send with `error.httpStatus`):
-    /// the same bytes as `HTTPBodies.error`, kept for the libwebsockets host's refusals.
-    public static func httpError(_ error: ProtocolError) -> [UInt8] {
-        HTTPBodies.error(error)
-    }
 }

@@ -34,7 +34,7 @@ import TrackHubCore
             == #"{"type":"ack","trip":"T1","applied":false,"reason":"out_of_order"}"#)
         #expect(text(ServerReplies.welcome(re: .string("h"), session: "s1", server: "trackhub/0.1", tickHz: 10, fleetHz: 0.5))
             == #"{"type":"welcome","re":"h","session":"s1","server":"trackhub/0.1","protocol":1,"tick_hz":10,"fleet_hz":0.5}"#)
-        #expect(text(ServerReplies.httpError(.conflict("trip T1 is moving, not holding")))
+        #expect(text(HTTPBodies.error(.conflict("trip T1 is moving, not holding")))
             == #"{"error":{"code":"conflict","message":"trip T1 is moving, not holding"}}"#)
         #expect(text(HTTPBodies.acks(
             trip: "T", fixes: [FixInput(lat: 0, lon: 0, ts: 0, seq: 1), FixInput(lat: 0, lon: 0, ts: 0)],

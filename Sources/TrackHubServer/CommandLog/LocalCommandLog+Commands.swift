@@ -45,17 +45,11 @@ extension LocalCommandLog {
     }
 
     func proceed(trip id: String, now: Int64, reply: Reply) {
-        let change: ChangeUndo
         switch hub.changeProceed(id, at: now) {
-        case .success(let done): change = done
-        case .failure(let error): return hub.answerFailure(reply, error)
-        }
-        hub.storeStateAndSend(change.events, trip: id) { [self] result in
-            switch result {
-            case .failure(let error):
-                undo(change, trip: id)
-                hub.answerFailure(reply, ProtocolError(.unavailable, "proceed not stored: \(error)"))
-            case .success:
+        case .failure(let error):
+            hub.answerFailure(reply, error)
+        case .success(let change):
+            store(change, trip: id, what: "proceed", reply: reply) { [self] in
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
                 hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: wallClockMillis())
                 if hub.trips[id]?.trip.wantsTick == true { hub.animating.insert(id) }
@@ -65,17 +59,11 @@ extension LocalCommandLog {
     }
 
     func reroute(trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, now: Int64, reply: Reply) {
-        let change: ChangeUndo
         switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, at: now) {
-        case .success(let done): change = done
-        case .failure(let error): return hub.answerFailure(reply, error)
-        }
-        hub.storeStateAndSend(change.events, trip: id) { [self] result in
-            switch result {
-            case .failure(let error):
-                undo(change, trip: id)
-                hub.answerFailure(reply, ProtocolError(.unavailable, "route not stored: \(error)"))
-            case .success:
+        case .failure(let error):
+            hub.answerFailure(reply, error)
+        case .success(let change):
+            store(change, trip: id, what: "route", reply: reply) { [self] in
                 hub.answerDone(reply, trip: id)
                 hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
             }
@@ -93,15 +81,28 @@ extension LocalCommandLog {
             return
         }
         hub.animating.remove(id)
+        store(change, trip: id, what: "end", reply: reply, undoAlso: { [self] in
+            hub.trips[id]?.endedAt = nil
+            if wasAnimating { hub.animating.insert(id) }
+        }) { [self] in
+            if let reply { hub.answerDone(reply, trip: id) }
+        }
+    }
+
+    /// Stores a change's state and events (sent once stored), then runs `stored`; a change the
+    /// store refused is undone (with `undoAlso`) and answered `unavailable`.
+    private func store(
+        _ change: ChangeUndo, trip id: String, what: String, reply: Reply?,
+        undoAlso: @escaping @Sendable () -> Void = {}, stored: @escaping @Sendable () -> Void
+    ) {
         hub.storeStateAndSend(change.events, trip: id) { [self] result in
             switch result {
             case .failure(let error):
                 undo(change, trip: id)
-                hub.trips[id]?.endedAt = nil
-                if wasAnimating { hub.animating.insert(id) }
-                if let reply { hub.answerFailure(reply, ProtocolError(.unavailable, "end not stored: \(error)")) }
+                undoAlso()
+                if let reply { hub.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)")) }
             case .success:
-                if let reply { hub.answerDone(reply, trip: id) }
+                stored()
             }
         }
     }
