@@ -74,6 +74,7 @@ extension Hub {
             respond(request.connection, HTTPResponse(
                 status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
+            if Self.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
             throw error
         case .call(let call, let grants):
             try dispatch(call, connection: request.connection, grants: grants, now: now)
@@ -115,6 +116,21 @@ extension Hub {
             }
         case .proceed(let id):
             commands.submit(.proceed(trip: id), reply: reply, now: now)
+        case .listDevices:
+            listDevices(connection)
+        case .getDevice(let id):
+            try getDevice(connection, id: id)
+        case .putDevice(let id, let body):
+            try putDevice(connection, id: id, body)
+        case .deleteDevice(let id):
+            try deleteDevice(connection, id: id)
+        case .deviceFix(let device, let fix, let source):
+            do {
+                try deviceFix(connection, device: device, fix, source: source, now: now)
+            } catch {
+                metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
+                throw error
+            }
         }
     }
 

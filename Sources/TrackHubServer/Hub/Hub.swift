@@ -40,6 +40,10 @@ public final class Hub: @unchecked Sendable {
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
     var fleet = FleetState()
+    /// Registered phones by id (PROTOCOL 11), as stored.
+    var devices: [String: StoredDevice] = [:]
+    /// Each device's fix-rate bucket (`--max-fix-rate`).
+    var deviceFixTokens: [String: (tokens: Double, at: Int64)] = [:]
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Set once in `init` (it needs the hub).
     private(set) var commands: (any CommandLog)!
@@ -90,6 +94,7 @@ public final class Hub: @unchecked Sendable {
     /// hub accepts connections.
     public func start() throws {
         try commands.restore()
+        try restoreDevices()
         let thread = Thread { [self] in
             do {
                 try host.start()
