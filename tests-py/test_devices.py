@@ -63,12 +63,15 @@ class DeviceHub:
     """A hub on a data directory that outlives it (for SIGKILL and restart)."""
 
     def __init__(self, data_dir, *extra):
+        self.osmand_port = None
         self.proc = subprocess.Popen(
             [require_binary(), "serve", "--listen", "127.0.0.1:0", "--data", data_dir, "--log-level", "warn", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 30
         while True:
             line = self.proc.stdout.readline()
+            if line.startswith("osmand listening on http://"):
+                self.osmand_port = int(line.strip().rsplit(":", 1)[1])
             if line.startswith("listening on http://"):
                 self.host, port = line.strip()[len("listening on http://"):].rsplit(":", 1)
                 self.port = int(port)
@@ -304,6 +307,58 @@ class SecuredHubDevices(unittest.TestCase):
                 self.assertEqual(self.hub.http(method, path, headers=as_token)[0], 401)
         status, _, _ = raw_http(self.hub.host, self.hub.port, "GET", "/v1/trips/sec-trip/trail?id=" + PHONE)
         self.assertEqual(status, 401)
+
+
+class OsmAndListener(unittest.TestCase):
+    """`--osmand-listen`: Traccar Client's server URL has no path (its default port is 5055)."""
+
+    def setUp(self):
+        self.data = tempfile.mkdtemp(prefix="trackhub-osmand-port-")
+        self.hub = DeviceHub(self.data, "--osmand-listen", "127.0.0.1:0", "--jwt-secret", SECRET)
+        self.admin = {"Authorization": "Bearer " + run_cli(["token", "--secret", SECRET, "--scope", "admin"]).stdout.strip()}
+
+    def tearDown(self):
+        self.hub.kill()
+        shutil.rmtree(self.data, ignore_errors=True)
+
+    def test_the_second_port_takes_osmand_at_root_and_nothing_else(self):
+        hub = self.hub
+        self.assertIsNotNone(hub.osmand_port)
+        self.assertNotEqual(hub.osmand_port, hub.port)
+        self.assertEqual(hub.http("POST", "/v1/trips", {"id": "port-trip"}, headers=self.admin)[0], 201)
+        self.assertEqual(hub.http("PUT", f"/v1/devices/{PHONE}", {"trip": "port-trip"}, headers=self.admin)[0], 200)
+        ts = (now_ms() - 60_000) // 1000
+        # Traccar Client: GET and POST at /, a phone's own Host header, no token.
+        for method, query, body, ctype, t in [
+            ("GET", f"/?id={PHONE}&lat=38.7&lon=-9.14&timestamp={ts}&batt=90", None, None, ts),
+            ("POST", f"/?id={PHONE}&lat=38.7001&lon=-9.14&timestamp={ts + 5}", b"", None, ts + 5),
+            ("POST", "/", f"id={PHONE}&lat=38.7002&lon=-9.14&timestamp={ts + 10}".encode(), "application/x-www-form-urlencoded", ts + 10),
+        ]:
+            headers = {"Host": "tracking.example.com:5055"}
+            if ctype:
+                headers["Content-Type"] = ctype
+            status, _, payload = raw_http(hub.host, hub.osmand_port, method, query, body, headers)
+            self.assertEqual((status, payload), (200, b""), (method, query))
+        status, doc, _ = hub.http("GET", "/v1/trips/port-trip/trail", headers=self.admin)
+        self.assertEqual(doc["properties"]["ts"], [ts * 1000, (ts + 5) * 1000, (ts + 10) * 1000])
+        # Nothing else is served there: not the API, not the web client, not a WebSocket.
+        for path in ["/v1/trips", "/index.html", "/healthz"]:
+            with self.subTest(path=path):
+                self.assertEqual(raw_http(hub.host, hub.osmand_port, "GET", path, None, self.admin)[0], 404)
+        status, _, _ = raw_http(hub.host, hub.osmand_port, "GET", "/v1/ws", None, {
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+        self.assertNotEqual(status, 101)
+        # An unregistered device there is 404, as on /v1/osmand.
+        self.assertEqual(raw_http(hub.host, hub.osmand_port, "GET", f"/?id=nobody-0123456789abc&lat=1&lon=2")[0], 404)
+
+    def test_osmand_post_with_a_body_needs_no_token_on_a_secured_hub(self):
+        self.assertEqual(self.hub.http("POST", "/v1/trips", {"id": "body-trip"}, headers=self.admin)[0], 201)
+        self.assertEqual(self.hub.http("PUT", f"/v1/devices/{PHONE}", {"trip": "body-trip"}, headers=self.admin)[0], 200)
+        body = json.dumps({"device_id": PHONE, "location": {"timestamp": iso(now_ms() - 5000).replace("+00:00", "Z"),
+                                                             "coords": {"latitude": 38.7, "longitude": -9.14}}})
+        status, _, payload = raw_http(self.hub.host, self.hub.port, "POST", "/v1/osmand", body.encode(), {"Content-Type": "application/json"})
+        self.assertEqual((status, payload), (200, b""))
 
 
 class DurableDevices(unittest.TestCase):

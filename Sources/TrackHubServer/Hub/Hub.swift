@@ -62,6 +62,8 @@ public final class Hub: @unchecked Sendable {
 
     /// The port the hub listens on (valid after `start()`).
     public private(set) var port = 0
+    /// The `--osmand-listen` port (valid after `start()`; 0 without one).
+    public var osmandPort: Int { host.secondBoundPort }
 
     public init(config: HubConfig, store: TripStore) {
         self.config = config
@@ -81,7 +83,8 @@ public final class Hub: @unchecked Sendable {
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
-            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog))
+            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
+            secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         host.delegate = HubHostDelegate(hub: self)
         if let address = config.clusterAddress {
             commands = RedisCommandLog(hub: self, address: address)
