@@ -7,7 +7,8 @@ protocol (Traccar Client, OsmAnd) and OwnTracks' HTTP mode.
 Requests are in the shapes those apps send: query strings on GET and POST, form bodies,
 Traccar Client 9's JSON body, every timestamp form, `location=`, `deviceid`. Each fix is
 then looked for in its trip's trail with its attributes and in a subscriber's frames. No
-sleeps as synchronisation: every wait has a condition and a deadline.
+sleeps as synchronisation: every wait has a condition and a deadline. FullDiskDevices (root only)
+puts the data directory on a small tmpfs and fills it: 503 while the store cannot commit.
 """
 
 import asyncio
@@ -359,6 +360,77 @@ class OsmAndListener(unittest.TestCase):
                                                              "coords": {"latitude": 38.7, "longitude": -9.14}}})
         status, _, payload = raw_http(self.hub.host, self.hub.port, "POST", "/v1/osmand", body.encode(), {"Content-Type": "application/json"})
         self.assertEqual((status, payload), (200, b""))
+
+
+class FullDiskDevices(unittest.TestCase):
+    """A data directory on a small tmpfs filled up: the store cannot commit, so a phone gets
+    503 (never 200) until there is room again, then its resend is stored once."""
+
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to mount a small tmpfs")
+        self.tmp = tempfile.mkdtemp(prefix="trackhub-full-")
+        self.mnt = os.path.join(self.tmp, "mnt")
+        os.mkdir(self.mnt)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", self.mnt], capture_output=True)
+        if mounted.returncode != 0:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.skipTest(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+        self.hub = None
+
+    def tearDown(self):
+        if self.hub is not None and self.hub.proc.poll() is None:
+            self.hub.kill()
+        subprocess.run(["umount", self.mnt], capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def fill(self):
+        filler = os.path.join(self.mnt, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        return filler
+
+    def fix(self, ts):
+        return raw_http(self.hub.host, self.hub.port, "GET", f"/v1/osmand?id={PHONE}&lat=38.7&lon=-9.14&timestamp={ts}")[0]
+
+    def test_a_full_disk_is_503_never_200_and_the_resend_is_stored_once(self):
+        self.hub = DeviceHub(os.path.join(self.mnt, "data"))
+        self.assertEqual(self.hub.http("POST", "/v1/trips", {"id": "full-trip"})[0], 201)
+        self.assertEqual(self.hub.http("PUT", f"/v1/devices/{PHONE}", {"trip": "full-trip"})[0], 200)
+        t0 = now_ms() - 3_600_000
+        self.assertEqual(self.fix(t0), 200)
+        filler = self.fill()
+        answers = {}
+        ts = t0
+        deadline = time.monotonic() + 30
+        while 503 not in answers.values():
+            self.assertLess(time.monotonic(), deadline, "the store never failed on a full disk")
+            ts += 1000
+            answers[ts] = self.fix(ts)
+            self.assertIn(answers[ts], (200, 503))
+        refused = [t for t, status in answers.items() if status == 503]
+        for _ in range(3):  # still full: still 503, never 200
+            ts += 1000
+            answers[ts] = self.fix(ts)
+            self.assertEqual(answers[ts], 503)
+            refused.append(ts)
+        self.assertEqual(self.hub.http("GET", "/healthz")[0], 503)
+        os.remove(filler)
+        # The phone sends its first refused fix again until it gets a 200.
+        wait_until(lambda: self.fix(refused[0]) == 200, "a 200 once there is room")
+        self.assertEqual(self.fix(refused[0]), 200)  # and again: a duplicate, answered 200
+        status, doc, _ = self.hub.http("GET", "/v1/trips/full-trip/trail")
+        self.assertEqual(status, 200)
+        stored = doc["properties"]["ts"]
+        for t, status in answers.items():
+            expected = 1 if status == 200 or t == refused[0] else 0
+            self.assertEqual(stored.count(t), expected, (t, status))
+        self.assertEqual(stored.count(t0), 1)
 
 
 class DurableDevices(unittest.TestCase):
