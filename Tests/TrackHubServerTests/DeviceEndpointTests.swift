@@ -49,6 +49,20 @@ import TrackHubTesting
         #expect((seen["last_position"] as? [String: Any])?["lat"] as? Double == 38.7)
     }
 
+    @Test func aDeviceOverTheFixRateIsRateLimited() throws {
+        let hub = try TestHub { $0.maxFixRate = 2 }
+        defer { hub.stop() }
+        #expect(try hub.httpJSON("POST", "/v1/trips", json: ["id": "busy"]).status == 201)
+        #expect(try hub.httpJSON("PUT", "/v1/devices/\(Self.phone)", json: ["trip": "busy"]).status == 200)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var statuses: [Int] = []
+        for i in 0..<6 {
+            statuses.append(try Self.osmand(hub, "id=\(Self.phone)&lat=38.7&lon=-9.14&timestamp=\(now - 60_000 + Int64(i) * 1000)").status)
+        }
+        #expect(statuses.prefix(2).allSatisfy { $0 == 200 })
+        #expect(statuses.contains(429), "\(statuses)")
+    }
+
     @Test func deviceIDsOfTheWrongShapeAreBadRequests() throws {
         let hub = try TestHub()
         defer { hub.stop() }
