@@ -16,6 +16,8 @@ public struct HTTPRequest: Sendable {
     public var authorization: String?
     public var peerAddress: String
     public var body: [UInt8]
+    /// True for a request that came in on the second listening address (`--osmand-listen`).
+    public var isSecondListener = false
 
     /// A request as the host parsed it (or as a test or a fake host makes it).
     public init(

@@ -48,6 +48,42 @@ extension LWSServerHost {
         if let vhost = lws_get_vhost_by_name(context, "default") {
             boundPort = Int(lws_get_vhost_listen_port(vhost))
         }
+        if let secondHost = options.secondHost {
+            try startSecondListener(context, host: secondHost)
+        }
+    }
+
+    /// The second listening address: a vhost of its own on the same context and loop.
+    private func startSecondListener(_ context: OpaquePointer, host: String) throws {
+        var info = lws_context_creation_info()
+        info.port = Int32(options.secondPort)
+        info.iface = secondInterfaceName.map { UnsafePointer($0) }
+        info.protocols = UnsafePointer(protocols)
+        info.vhost_name = UnsafePointer(secondVhostName)
+        info.timeout_secs = 20
+        info.retry_and_idle_policy = trackhub_no_validity_policy()
+        info.options = trackhub_opt_validate_utf8()
+        if host.contains(":") {
+            if secondInterfaceName != nil { info.options |= trackhub_opt_ipv6_only() }
+        } else {
+            info.options |= trackhub_opt_disable_ipv6()
+        }
+        info.options |= trackhub_opt_fail_upon_unable_to_bind()
+        applyTLS(to: &info)
+        guard let vhost = lws_create_vhost(context, &info) else {
+            lws_context_destroy(context)
+            self.context = nil
+            throw ServerHostError.contextCreationFailed(
+                "could not listen on \(ListenAddress(host: host, port: options.secondPort).authority) (the port is in use or the address is not one of this machine's)")
+        }
+        secondVhost = vhost
+        secondBoundPort = Int(lws_get_vhost_listen_port(vhost))
+    }
+
+    /// True when `wsi` came in on the second listener.
+    func isOnSecondListener(_ wsi: OpaquePointer) -> Bool {
+        guard let secondVhost else { return false }
+        return lws_get_vhost(wsi) == secondVhost
     }
 
     /// Runs the event loop on the calling thread until `requestStop()` has been honoured.

@@ -35,7 +35,9 @@ extension LWSServerHost {
             connection: id, method: method, path: path, query: queryArguments(wsi),
             origin: header(wsi, trackhub_tok_origin()), host: header(wsi, trackhub_tok_host()),
             authorization: header(wsi, trackhub_tok_authorization()), peerAddress: peer, body: [])
-        let exchange = HTTPExchange(request: request)
+        var secondAware = request
+        secondAware.isSecondListener = isOnSecondListener(wsi)
+        let exchange = HTTPExchange(request: secondAware)
         http[id] = exchange
         if !connectionsPerAddress.admit(wsi, peer: peer) {
             refuseFromHost(id, exchange, ProtocolError(.rateLimited, "too many connections from \(peer)"), reason: .tooManyConnections)

@@ -7,6 +7,12 @@ extension LWSServerHost {
     /// `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`: 0 lets lws upgrade; 1 after a refusal was written.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
         let request = makeUpgradeRequest(wsi)
+        if isOnSecondListener(wsi) {
+            // The second listener serves plain HTTP (the OsmAnd protocol) only.
+            refuseHTTP(wsi, status: 404)
+            reportRefusedUpgrade(request, status: 404)
+            return 1
+        }
         if !connectionsPerAddress.admit(wsi, peer: request.peerAddress) {
             refuseHTTP(wsi, status: 429)
             reportRefusedUpgrade(request, status: 429)

@@ -25,6 +25,10 @@ public final class LWSServerHost: @unchecked Sendable {
     let protocols: UnsafeMutablePointer<lws_protocols>
     let protocolName: UnsafeMutablePointer<CChar>
     let interfaceName: UnsafeMutablePointer<CChar>?
+    let secondInterfaceName: UnsafeMutablePointer<CChar>?
+    let secondVhostName: UnsafeMutablePointer<CChar>
+    /// The second listener's vhost (`ServerHostOptions.secondHost`), once created.
+    var secondVhost: OpaquePointer?
     let certPath: UnsafeMutablePointer<CChar>?
     let keyPath: UnsafeMutablePointer<CChar>?
     let timer: UnsafeMutablePointer<trackhub_timer>
@@ -54,12 +58,16 @@ public final class LWSServerHost: @unchecked Sendable {
 
     /// The port actually bound (differs from the option when it was 0).
     public internal(set) var boundPort: Int = 0
+    /// The second listener's bound port (0 without one).
+    public internal(set) var secondBoundPort: Int = 0
 
     /// A host for these options; nothing is bound until `start()`.
     public init(options: ServerHostOptions) {
         self.options = options
         protocolName = strdup("trackhub.v1")
         interfaceName = ListenAddress.isWildcard(options.host) ? nil : strdup(options.host)
+        secondInterfaceName = options.secondHost.flatMap { ListenAddress.isWildcard($0) ? nil : strdup($0) }
+        secondVhostName = strdup("second")
         certPath = options.tlsCertPath.map { strdup($0) }
         keyPath = options.tlsKeyPath.map { strdup($0) }
         protocols = .allocate(capacity: 2)
@@ -72,6 +80,8 @@ public final class LWSServerHost: @unchecked Sendable {
     deinit {
         free(protocolName)
         free(interfaceName)
+        free(secondInterfaceName)
+        free(secondVhostName)
         free(certPath)
         free(keyPath)
         protocols.deallocate()

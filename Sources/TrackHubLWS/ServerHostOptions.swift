@@ -19,13 +19,21 @@ public struct ServerHostOptions: Sendable {
     public var tlsKeyPath: String?
     /// Where libwebsockets' own log lines go (installed process-wide when the host starts).
     public var logs: LWSLogSink
+    /// A second listening address (numeric host) on the same context, a vhost of its own
+    /// (`--osmand-listen`): its requests carry `HTTPRequest.isSecondListener`; it takes no
+    /// WebSocket upgrades. Nil: none.
+    public var secondHost: String?
+    public var secondPort: Int = 0
 
     /// Options; see the properties.
     public init(
         host: String, port: Int, useLibev: Bool, maxMessageBytes: Int, maxBodyBytes: Int,
         bodyTimeoutMicros: Int64 = 10_000_000, maxConnectionsPerAddress: Int = 0,
-        tlsCertPath: String? = nil, tlsKeyPath: String? = nil, logs: LWSLogSink
+        tlsCertPath: String? = nil, tlsKeyPath: String? = nil, logs: LWSLogSink,
+        secondHost: String? = nil, secondPort: Int = 0
     ) {
+        self.secondHost = secondHost
+        self.secondPort = secondPort
         self.host = host
         self.port = port
         self.useLibev = useLibev

@@ -1,6 +1,6 @@
 /// The text of the trail exports (PROTOCOL 14), one fix at a time so that a long trail can
 /// be streamed: GPX 1.1 (one `trk`, one `trkseg`, a `trkpt` per fix with its `time`) and CSV
-/// (`ts,lat,lon,reason,altitude,battery`; altitude and battery stay empty until devices report them).
+/// (`ts,lat,lon,reason,altitude,battery`; altitude and battery empty where a fix had none).
 public enum TrailExport {
     /// One fix as the exports need it.
     public struct Point: Sendable {
@@ -9,18 +9,24 @@ public enum TrailExport {
         public var lon: Double
         /// The ack reason of a fix that was stored but not applied; nil when applied.
         public var reason: String?
-        public init(ts: Int64, lat: Double, lon: Double, reason: String?) {
+        /// Metres, as a phone app reported it; nil when none.
+        public var altitude: Double?
+        /// Percent, as a phone app reported it; nil when none.
+        public var battery: Double?
+        public init(ts: Int64, lat: Double, lon: Double, reason: String?, altitude: Double? = nil, battery: Double? = nil) {
             self.ts = ts
             self.lat = lat
             self.lon = lon
             self.reason = reason
+            self.altitude = altitude
+            self.battery = battery
         }
     }
 
     public static let csvHeader = "ts,lat,lon,reason,altitude,battery\r\n"
 
     public static func csvRow(_ point: Point) -> String {
-        "\(point.ts),\(fixed7(point.lat)),\(fixed7(point.lon)),\(point.reason ?? ""),,\r\n"
+        "\(point.ts),\(fixed7(point.lat)),\(fixed7(point.lon)),\(point.reason ?? ""),\(point.altitude.map(fixed7) ?? ""),\(point.battery.map(fixed7) ?? "")\r\n"
     }
 
     public static func gpxHead(trip: String, server: String) -> String {

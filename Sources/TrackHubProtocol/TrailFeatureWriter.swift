@@ -3,7 +3,8 @@ import TrackHubCore
 /// Writes the body of `GET /v1/trips/{id}/trail` (PROTOCOL 5) in parts, so that a long trail
 /// can be streamed page by page:
 /// `{"type":"Feature","geometry":{"type":"LineString","coordinates":[[lon,lat],...]}|null,
-/// "properties":{"trip":…,"ts":[...],"seq":[...],"reason":[...]}}`.
+/// "properties":{"trip":…,"ts":[...],"seq":[...],"reason":[...],"speed_mps":[...],
+/// "altitude":[...],"battery":[...]}}` (the last three `null` where a fix had none).
 ///
 /// The Feature holds four arrays over the same fixes, and a JSON writer cannot go back, so
 /// the caller goes over the fixes once per array: `append` every fix (oldest first), then
@@ -21,6 +22,9 @@ public struct TrailFeatureWriter: Sendable {
         case seq
         /// `properties.reason`: the ack reasons, `null` where applied.
         case reason
+        /// `properties.speed_mps`, `properties.altitude` (m), `properties.battery` (percent):
+        /// what a fix reported, `null` where it had none (PROTOCOL 11).
+        case speedMps, altitude, battery
         /// The Feature is complete.
         case done
     }
@@ -60,6 +64,9 @@ public struct TrailFeatureWriter: Sendable {
         case .ts: writer.int(fix.ts)
         case .seq: if let seq = fix.seq { writer.int(seq) } else { writer.null() }
         case .reason: if let refusal { writer.string(refusal.rawValue) } else { writer.null() }
+        case .speedMps: optional(fix.speedMps)
+        case .altitude: optional(fix.altitudeM)
+        case .battery: optional(fix.batteryPercent)
         case .done: break
         }
     }
@@ -82,12 +89,28 @@ public struct TrailFeatureWriter: Sendable {
             writer.beginArray()
             phase = .reason
         case .reason:
+            writer.key("speed_mps")
+            writer.beginArray()
+            phase = .speedMps
+        case .speedMps:
+            writer.key("altitude")
+            writer.beginArray()
+            phase = .altitude
+        case .altitude:
+            writer.key("battery")
+            writer.beginArray()
+            phase = .battery
+        case .battery:
             writer.endObject()
             writer.endObject()
             phase = .done
         case .done:
             break
         }
+    }
+
+    private mutating func optional(_ value: Double?) {
+        if let value, value.isFinite { writer.double(value) } else { writer.null() }
     }
 
     /// Hands over the bytes written since the last call.

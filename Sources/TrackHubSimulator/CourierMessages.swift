@@ -25,6 +25,36 @@ enum CourierMessages {
         return text(ClientMessages.fix(trip: fix.trip, input, id: .integer(Int64(id))))
     }
 
+    /// A Traccar Client / OsmAnd request for `device` (PROTOCOL 11): speed in knots, time in ms.
+    static func osmandPath(_ fix: SimulatedFix, device: String) -> String {
+        var query = "id=\(device)&lat=\(fix.lat)&lon=\(fix.lon)&timestamp=\(fix.ts)"
+        if let speed = fix.speedMps { query += "&speed=\((speed / OsmAndRequest.metresPerSecondPerKnot * 10).rounded() / 10)" }
+        if let heading = fix.heading { query += "&bearing=\(heading.rounded())" }
+        if let accuracy = fix.accuracyM { query += "&accuracy=\(accuracy)" }
+        return "/v1/osmand?" + query
+    }
+
+    /// An OwnTracks `location` (PROTOCOL 11): `tst` in whole seconds, `vel` in km/h.
+    static func ownTracks(_ fix: SimulatedFix) -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("_type", "location"), ("lat", .number(JSONNumber(fix.lat))), ("lon", .number(JSONNumber(fix.lon))),
+            ("tst", .number(JSONNumber((fix.ts + 999) / 1000))), ("tid", "sm"),
+        ]
+        if let speed = fix.speedMps { members.append(("vel", .number(JSONNumber((speed * 3.6).rounded())))) }
+        if let heading = fix.heading { members.append(("cog", .number(JSONNumber(heading.rounded())))) }
+        if let accuracy = fix.accuracyM { members.append(("acc", .number(JSONNumber(accuracy.rounded())))) }
+        var w = JSONWriter(headroom: 0, capacity: 160)
+        w.value(.object(JSONObject(members)))
+        return w.finish()
+    }
+
+    /// `PUT /v1/devices/{device}`'s body: bind the device to `trip`.
+    static func bindDevice(trip: String) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 96)
+        w.value(["trip": .string(trip)])
+        return w.finish()
+    }
+
     static func proceed(trip: String, id: Int) -> String {
         text(ClientMessages.proceed(trip: trip, id: .integer(Int64(id))))
     }

@@ -58,8 +58,18 @@ extension SimulatedCourier {
             trip = ActiveTrip(id: id, route: nil, createdAt: now, anchorTs: now - shift, nextFixAt: now)
         }
         phase = .driving
+        if settings.fixProtocol != .trackhub {
+            // A phone: its device is bound to the trip before its first fix.
+            let request = takeRequestID()
+            deviceRequest = request
+            trip?.nextFixAt = .max
+            actions.append(.http(HTTPCall(id: request, method: "PUT", path: "/v1/devices/\(deviceID)", body: CourierMessages.bindDevice(trip: id))))
+        }
         return actions
     }
+
+    /// The rider's phone (`--protocol osmand|owntracks`): 16 characters or more, as a secured hub wants.
+    var deviceID: String { "sim-rider-\(rider + 1)-device" }
 
     /// Ends the trip with `DELETE /v1/trips/{id}`.
     mutating func endTrip(now: Int64) -> [CourierAction] {
@@ -85,6 +95,17 @@ extension SimulatedCourier {
     /// Sends one fix and counts it.
     mutating func send(_ fix: SimulatedFix, stats: inout SimulationStats) -> CourierAction {
         stats.fixesSent += 1
-        return .send(CourierMessages.fix(fix, id: takeMessageID(.fix)))
+        switch settings.fixProtocol {
+        case .trackhub:
+            return .send(CourierMessages.fix(fix, id: takeMessageID(.fix)))
+        case .osmand:
+            let request = takeRequestID()
+            deviceFixRequests.insert(request)
+            return .http(HTTPCall(id: request, method: "GET", path: CourierMessages.osmandPath(fix, device: deviceID), body: nil))
+        case .owntracks:
+            let request = takeRequestID()
+            deviceFixRequests.insert(request)
+            return .http(HTTPCall(id: request, method: "POST", path: "/v1/owntracks/\(deviceID)", body: CourierMessages.ownTracks(fix)))
+        }
     }
 }

@@ -51,6 +51,10 @@ public struct SimulatedCourier: Sendable {
     var nextMessageID = 1
     var nextRequestID = 1
     var pending: [Int: Pending] = [:]
+    /// `--protocol osmand|owntracks`: the device registration in flight, and fixes sent over
+    /// HTTP whose answer is still to come (request ids).
+    var deviceRequest: Int?
+    var deviceFixRequests: Set<Int> = []
 
     public init(rider: Int, kind: Kind, settings: SimulationSettings, catalog: RouteCatalog) {
         self.rider = rider
@@ -120,7 +124,7 @@ public struct SimulatedCourier: Sendable {
             return endTrip(now: now)
         case .atDestination(let endAt) where now >= endAt:
             // A replay waits for its last acks before ending the trip.
-            if pending.values.contains(where: { $0 == .fix }) { return [] }
+            if pending.values.contains(where: { $0 == .fix }) || !deviceFixRequests.isEmpty { return [] }
             return endTrip(now: now)
         default:
             return []
@@ -194,6 +198,20 @@ public struct SimulatedCourier: Sendable {
 
     private mutating func handleHTTP(id: Int, status: Int, body: [UInt8], now: Int64, stats: inout SimulationStats) -> [CourierAction] {
         let text = String(decoding: body.prefix(300), as: UTF8.self)
+        if id == deviceRequest {
+            deviceRequest = nil
+            if status == 200 {
+                trip?.nextFixAt = now
+            } else {
+                stats.recordError("rider \(rider + 1): PUT /v1/devices answered \(status) \(text)")
+            }
+            return []
+        }
+        if deviceFixRequests.remove(id) != nil {
+            // A phone's answer: 200 is stored (applied or not, the app cannot tell).
+            if status == 200 { stats.fixesApplied += 1 } else { stats.refusals["http_\(status)", default: 0] += 1 }
+            return []
+        }
         switch phase {
         case .creating(let request) where request == id:
             guard status == 201, let answer = try? JSONParser().parse(body), let tripID = answer["trip"]?.stringValue ?? answer["id"]?.stringValue else {

@@ -38,6 +38,9 @@ public struct SimulationSettings: Sendable {
     /// would let the hub's marker reach the stop before the rider has stopped.
     public var approachZoneM = 70.0
 
+    /// How fixes are sent (default: the WebSocket `fix` op).
+    public var fixProtocol: FixProtocol = .trackhub
+
     public init() {}
 
     /// What the hub's `ts` rule leaves for a device clock running ahead, ms.

@@ -24,6 +24,7 @@ public final class MemoryTripStore: TripStore {
         var trips: [String: TripData] = [:]
         /// The number of the last fix stored, in any trip.
         var lastFixNumber: Int64 = 0
+        var devices: [String: StoredDevice] = [:]
     }
 
     private let state = Mutex<State>(State())
@@ -63,8 +64,16 @@ public final class MemoryTripStore: TripStore {
         }
     }
 
+    public func loadDevices() throws(StoreError) -> [StoredDevice] {
+        state.withLock { $0.devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) } }
+    }
+
     private func apply(_ record: StoreRecord, to state: inout State) {
         switch record {
+        case .device(let device):
+            state.devices[device.id] = device
+        case .deleteDevice(let id):
+            state.devices[id] = nil
         case .tripState(let trip, let createdAt, let riderJSON):
             var data = state.trips[trip.id, default: TripData()]
             data.trip = trip

@@ -17,7 +17,7 @@ final class SQLiteReader {
     let db: SQLiteConnection
     private var statements: [String: SQLiteStatement] = [:]
 
-    static let fixColumns = "seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason"
+    static let fixColumns = "seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, altitude, battery"
     static let tripKey = "(SELECT k FROM trips WHERE id = ?1)"
 
     init(connection: SQLiteConnection) {
@@ -39,9 +39,24 @@ final class SQLiteReader {
         let fix = FixInput(
             lat: s.double(offset + 2), lon: s.double(offset + 3), ts: s.int64(offset + 1), seq: s.optionalInt64(offset),
             durationMs: s.optionalDouble(offset + 4), speedMps: s.optionalDouble(offset + 5),
-            heading: s.optionalDouble(offset + 6), accuracyM: s.optionalDouble(offset + 7))
+            heading: s.optionalDouble(offset + 6), accuracyM: s.optionalDouble(offset + 7),
+            altitudeM: s.optionalDouble(offset + 9), batteryPercent: s.optionalDouble(offset + 10))
         let refusal = s.text(offset + 8).flatMap(FixRefusal.init(rawValue:))
         return StoredFix(fix: fix, refusal: refusal)
+    }
+
+    /// Every device, ordered by id (bytewise).
+    func devices() throws(SQLiteError) -> [StoredDevice] {
+        let s = try statement("SELECT id, trip, name, last_seen, last_lat, last_lon FROM devices ORDER BY id")
+        defer { s.reset() }
+        var result: [StoredDevice] = []
+        while try s.step() {
+            let position: GeoPoint?
+            if let lat = s.optionalDouble(4), let lon = s.optionalDouble(5) { position = GeoPoint(lat: lat, lon: lon) } else { position = nil }
+            result.append(StoredDevice(
+                id: s.text(0) ?? "", trip: s.text(1), name: s.text(2), lastSeen: s.optionalInt64(3), lastPosition: position))
+        }
+        return result
     }
 
     func tripRows() throws(SQLiteError) -> [TripRow] {

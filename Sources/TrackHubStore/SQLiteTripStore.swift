@@ -46,7 +46,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// The database file's name in the data directory.
     public static let fileName = "trackhub.db"
     /// The schema this build writes, kept in `PRAGMA user_version`.
-    public static let schemaVersion: Int64 = 1
+    public static let schemaVersion: Int64 = 2
     public static let defaultMaxPendingRecords = 100_000
 
     public let directory: String
@@ -181,6 +181,9 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
                 throw SQLiteError(code: SQLITE_ERROR, message: "not a TrackHub store (it has tables but no schema version)")
             }
             try db.exec(Self.schema)
+        case 1:
+            // Version 1 (before devices): fixes gain altitude and battery, devices a table.
+            try db.exec(Self.migrationFrom1)
         case schemaVersion:
             break
         default:
@@ -220,13 +223,31 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         heading REAL,
         accuracy_m REAL,
         reason TEXT,
-        received_at INTEGER NOT NULL
+        received_at INTEGER NOT NULL,
+        altitude REAL,
+        battery REAL
     );
     CREATE UNIQUE INDEX fixes_seq ON fixes(trip, seq) WHERE seq IS NOT NULL;
     CREATE INDEX fixes_trail ON fixes(trip, ts, seq);
     -- Each trip's events, numbered from 1, with their wire encoding as first sent.
     CREATE TABLE events(trip INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(trip, n)) WITHOUT ROWID;
-    PRAGMA user_version = 1;
+    \(devicesTable)
+    PRAGMA user_version = 2;
+    COMMIT;
+    """
+
+    /// Registered phones (PROTOCOL 11), by id.
+    static let devicesTable = """
+    CREATE TABLE devices(id TEXT PRIMARY KEY, trip TEXT, name TEXT, last_seen INTEGER, last_lat REAL, last_lon REAL) WITHOUT ROWID;
+    """
+
+    /// From schema 1: every existing row keeps its values (the new columns are NULL).
+    static let migrationFrom1 = """
+    BEGIN IMMEDIATE;
+    ALTER TABLE fixes ADD COLUMN altitude REAL;
+    ALTER TABLE fixes ADD COLUMN battery REAL;
+    \(devicesTable)
+    PRAGMA user_version = 2;
     COMMIT;
     """
 
@@ -395,6 +416,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         } catch {
             throw .unavailable("read failed: \(error)")
         }
+    }
+
+    public func loadDevices() throws(StoreError) -> [StoredDevice] {
+        try read { r throws(SQLiteError) in try r.devices() }
     }
 
     public func loadTrips() throws(StoreError) -> [StoredTrip] {

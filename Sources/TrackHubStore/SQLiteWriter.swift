@@ -11,6 +11,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let commitStatement: SQLiteStatement
     private let insertFix: SQLiteStatement
     private let insertEvent: SQLiteStatement
+    private let upsertDevice: SQLiteStatement
+    private let deleteDevice: SQLiteStatement
     private let upsertTrip: SQLiteStatement
     private let tripKeyByID: SQLiteStatement
     private let insertTripPlaceholder: SQLiteStatement
@@ -34,9 +36,13 @@ final class SQLiteWriter: @unchecked Sendable {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commitStatement = try db.prepare("COMMIT")
         insertFix = try db.prepare("""
-            INSERT OR IGNORE INTO fixes(trip, seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, received_at)
-            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+            INSERT OR IGNORE INTO fixes(trip, seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, received_at, altitude, battery)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             """)
+        upsertDevice = try db.prepare("""
+            INSERT OR REPLACE INTO devices(id, trip, name, last_seen, last_lat, last_lon) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+            """)
+        deleteDevice = try db.prepare("DELETE FROM devices WHERE id = ?1")
         insertEvent = try db.prepare("INSERT OR REPLACE INTO events(trip, n, body) VALUES(?1, ?2, ?3)")
         upsertTrip = try db.prepare("""
             INSERT INTO trips(id, status, created_at, ended_at, rider, state, route, fix_mark, updated_at)
@@ -87,8 +93,22 @@ final class SQLiteWriter: @unchecked Sendable {
                         s.bind(9, fix.accuracyM)
                         s.bind(10, refusal?.rawValue)
                         s.bind(11, receivedAt)
+                        s.bind(12, fix.altitudeM)
+                        s.bind(13, fix.batteryPercent)
                         try s.run()
                         if db.changes > 0 { lastFixID = db.lastInsertRowID }
+                    case .device(let device):
+                        let s = upsertDevice
+                        s.bind(1, device.id)
+                        s.bind(2, device.trip)
+                        s.bind(3, device.name)
+                        s.bind(4, device.lastSeen)
+                        s.bind(5, device.lastPosition?.lat)
+                        s.bind(6, device.lastPosition?.lon)
+                        try s.run()
+                    case .deleteDevice(let id):
+                        deleteDevice.bind(1, id)
+                        try deleteDevice.run()
                     case .event(let tripID, let n, let encoded):
                         let key = try tripKey(tripID, newKeys: &newKeys)
                         insertEvent.bind(1, key)

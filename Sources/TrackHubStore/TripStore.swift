@@ -8,6 +8,10 @@ public enum StoreRecord: Sendable {
     case fix(tripID: String, fix: FixInput, refusal: FixRefusal?, receivedAt: Int64)
     /// A trip event, with its wire encoding exactly as first sent (replays send these bytes).
     case event(tripID: String, n: Int, encoded: [UInt8])
+    /// A device as it is now (created or changed); the latest one per id is what is kept.
+    case device(StoredDevice)
+    /// Forgets a device.
+    case deleteDevice(id: String)
 }
 
 /// A stored fix, for the trail and snapshots.
@@ -85,6 +89,8 @@ public protocol TripStore: AnyObject, Sendable {
     func append(_ records: [StoreRecord], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
     /// Every trip that has not ended, plus ended ones still retained, for start-up.
     func loadTrips() throws(StoreError) -> [StoredTrip]
+    /// Every registered device, for start-up.
+    func loadDevices() throws(StoreError) -> [StoredDevice]
     /// Encoded events of a trip with `n > after`, in order, at most `limit`.
     func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]]
     /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, that sort after

@@ -42,6 +42,7 @@ enum ConfigCommand {
             ("tls-key", "", ""),
             ("allow-origin", "", "browser origins allowed besides the hub's own; a list, or \"*\""),
             ("allow-host", "", "Host names an open hub answers besides its listen address; a list"),
+            ("osmand-listen", "", "a second HOST:PORT serving only the OsmAnd protocol at / (Traccar's default port: 5055)"),
             ("sync", d.syncFull ? "full" : "normal", "normal survives a process crash, full also a power cut"),
             ("retain-days", "\(d.retainDays)", "days ended trips are kept"),
             ("end-after", duration(d.endAfterMs), "an arrived trip ends by itself after this"),

@@ -19,6 +19,8 @@ enum ServeCommand {
       --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one):
                                 an IPv4 address, [IPv6] in brackets, or a name resolved at start
                                 (localhost); one that cannot be bound exits 2
+      --osmand-listen HOST:PORT a second address serving only the OsmAnd protocol at / (phones with
+                                Traccar Client or OsmAnd; Traccar's default port is 5055), docs/devices.md
       --data DIR                data directory (default ./trackhub-data; created 0750 if missing;
                                 one hub per directory: a second serve on it exits 2)
       --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only);
@@ -79,7 +81,7 @@ enum ServeCommand {
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips", "log-format",
-        "config", "jwt-secret-file",
+        "config", "jwt-secret-file", "osmand-listen",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -95,6 +97,13 @@ enum ServeCommand {
             config.listenName = host
             config.listenHost = resolved.host
             config.listenPort = port
+        }
+        if let listen = flags.string("osmand-listen") {
+            guard let (host, port) = ListenAddress.split(listen) else {
+                throw UsageError("--osmand-listen: \(listen) is not HOST:PORT (an IPv6 address in brackets: [::1]:5055)")
+            }
+            config.osmandListenHost = try ListenAddress.resolve(host: host, port: port).host
+            config.osmandListenPort = port
         }
         if let data = flags.string("data") { config.dataDirectory = data }
         config.jwtSecrets = try secrets(flags)
@@ -238,6 +247,11 @@ enum ServeCommand {
             if signal == SIGINT { hub.beginShutdown() }
         }
         let bound = ListenAddress(host: config.listenHost, port: hub.port)
+        if let osmandHost = config.osmandListenHost {
+            // Before the line scripts wait for, so it is there once they see that one.
+            let osmand = ListenAddress(host: osmandHost, port: hub.osmandPort)
+            FileHandle.standardOutput.write(Data("osmand listening on \(scheme)://\(osmand.authority)\n".utf8))
+        }
         FileHandle.standardOutput.write(Data("listening on \(scheme)://\(bound.authority)\n".utf8))
         // After the line: whoever waits on either sees the hub accepting connections.
         if let problem = systemd.send("READY=1") { log.warn("systemd readiness: \(problem)") }

@@ -19,6 +19,10 @@ enum SimulateCommand {
       --seed S               seed of every random choice; the same seed gives the same riders,
                              routes and noise (default 1)
       --token T              a token with admin and courier scopes, for a secured hub
+      --protocol trackhub|osmand|owntracks
+                             how riders send fixes: the WebSocket fix op (default), or as a phone
+                             with Traccar Client (OsmAnd protocol) or OwnTracks, each rider a device
+                             bound to its trip (needs admin on a secured hub; docs/devices.md)
       --replay FILE          play one recorded track (GPX, or CSV with ts,lat,lon; ts in ms) into
                              one new trip at its recorded pace divided by --speedup, then exit
       --samples DIR          the sample data folder (default: ./data/samples, else found from
@@ -34,7 +38,7 @@ enum SimulateCommand {
     """
 
     static let flagNames: Set<String> = [
-        "hub", "riders", "speedup", "seed", "token", "replay", "samples", "max-clock-skew", "duration", "event-loop",
+        "hub", "riders", "speedup", "seed", "token", "replay", "protocol", "samples", "max-clock-skew", "duration", "event-loop",
     ]
 
     struct Options {
@@ -66,6 +70,12 @@ enum SimulateCommand {
         }
         options.settings.maxClockSkewMs = try flags.durationMs("max-clock-skew") ?? options.settings.maxClockSkewMs
         options.settings.skewMarginMs = min(options.settings.skewMarginMs, options.settings.maxClockSkewMs / 10)
+        if let name = flags.string("protocol") {
+            guard let chosen = FixProtocol(rawValue: name) else {
+                throw UsageError("--protocol: \(name) is not trackhub, osmand or owntracks")
+            }
+            options.settings.fixProtocol = chosen
+        }
         options.token = flags.string("token")
         options.replay = flags.string("replay")
         options.samples = flags.string("samples")

@@ -10,7 +10,11 @@ import TrackHubCore
         let ts = fixes.map { String($0.0.ts) }.joined(separator: ",")
         let seq = fixes.map { $0.0.seq.map(String.init) ?? "null" }.joined(separator: ",")
         let reason = fixes.map { $0.1.map { "\"\($0.rawValue)\"" } ?? "null" }.joined(separator: ",")
-        return #"{"type":"Feature","geometry":\#(geometry),"properties":{"trip":"\#(trip)","ts":[\#(ts)],"seq":[\#(seq)],"reason":[\#(reason)]}}"#
+        func optional(_ value: (FixInput) -> Double?) -> String { fixes.map { value($0.0).map { $0 == $0.rounded() ? "\(Int64($0))" : "\($0)" } ?? "null" }.joined(separator: ",") }
+        let speed = optional(\.speedMps)
+        let altitude = optional(\.altitudeM)
+        let battery = optional(\.batteryPercent)
+        return #"{"type":"Feature","geometry":\#(geometry),"properties":{"trip":"\#(trip)","ts":[\#(ts)],"seq":[\#(seq)],"reason":[\#(reason)],"speed_mps":[\#(speed)],"altitude":[\#(altitude)],"battery":[\#(battery)]}}"#
     }
 
     static func fixes(_ count: Int) -> [(FixInput, FixRefusal?)] {
@@ -19,7 +23,12 @@ import TrackHubCore
         var out: [(FixInput, FixRefusal?)] = []
         for i in 0..<count {
             let seq: Int64? = i % 3 == 0 ? nil : Int64(i)
-            let fix = FixInput(lat: lats[i], lon: -9.25, ts: 1_700_000_000_000 + Int64(i), seq: seq)
+            var fix = FixInput(lat: lats[i], lon: -9.25, ts: 1_700_000_000_000 + Int64(i), seq: seq)
+            if i % 2 == 0 {
+                fix.altitudeM = 224.5
+                fix.batteryPercent = 79
+                fix.speedMps = 2.25
+            }
             let refusal: FixRefusal? = i % 4 == 1 ? .outOfOrder : nil
             out.append((fix, refusal))
         }

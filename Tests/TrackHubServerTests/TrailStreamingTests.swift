@@ -47,6 +47,15 @@ import TrackHubTesting
             if let reason = stored.refusal { w.string(reason.rawValue) } else { w.null() }
         }
         w.endArray()
+        let attributes: [(String, (FixInput) -> Double?)] = [("speed_mps", \.speedMps), ("altitude", \.altitudeM), ("battery", \.batteryPercent)]
+        for (name, value) in attributes {
+            w.key(name)
+            w.beginArray()
+            for stored in fixes {
+                if let v = value(stored.fix) { w.double(v) } else { w.null() }
+            }
+            w.endArray()
+        }
         w.endObject()
         w.endObject()
         return w.finish()
@@ -139,7 +148,7 @@ import TrackHubTesting
         let (emptyHead, empty) = try connection.get("/v1/trips/short/trail")
         #expect(emptyHead.lowercased().contains("content-length"))
         #expect(String(decoding: empty, as: UTF8.self)
-            == #"{"type":"Feature","geometry":null,"properties":{"trip":"short","ts":[],"seq":[],"reason":[]}}"#)
+            == #"{"type":"Feature","geometry":null,"properties":{"trip":"short","ts":[],"seq":[],"reason":[],"speed_mps":[],"altitude":[],"battery":[]}}"#)
 
         try Self.postFixes(hub, trip: "short", count: 30)
         let (head, body) = try connection.get("/v1/trips/short/trail")

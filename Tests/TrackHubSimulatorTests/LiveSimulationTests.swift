@@ -25,4 +25,25 @@ import TrackHubTesting
         #expect(stats.refusals.isEmpty, "refused: \(stats.refusals)")
         #expect(stats.errors == 0, "\(stats.errorMessages)")
     }
+
+    /// `--protocol osmand|owntracks`: riders are phones whose fixes reach their trips, answered 200.
+    @Test(arguments: [FixProtocol.osmand, .owntracks])
+    func phonesDriveTheirTripsThroughTheirOwnProtocol(_ fixProtocol: FixProtocol) throws {
+        let hub = try TestHub { $0.logLevel = "error" }
+        defer { hub.stop() }
+        var settings = SimulationSettings()
+        settings.riders = 4
+        settings.speedup = 20
+        settings.seed = 7
+        settings.fixProtocol = fixProtocol
+        let simulation = Simulation(settings: settings, catalog: try RouteCatalog.load(directory: PackageRoot.samples))
+        let runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: hub.webSocketURL, token: nil, useLibev: false))
+        let stats = try runner.run(
+            until: { stats in stats.fixesApplied >= 20 && stats.events["waypoint_reached", default: 0] > 0 },
+            deadline: SimulationRunner.wallClock() + 60_000)
+        #expect(stats.fixesApplied >= 20, "\(stats.fixesApplied) answered 200 of \(stats.fixesSent)")
+        #expect(stats.events["waypoint_reached", default: 0] > 0, "the phones' fixes move the markers: \(stats.events)")
+        #expect(stats.refusals.isEmpty, "refused: \(stats.refusals)")
+        #expect(stats.errors == 0, "\(stats.errorMessages)")
+    }
 }

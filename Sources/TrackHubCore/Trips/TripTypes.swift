@@ -42,10 +42,15 @@ public struct FixInput: Sendable, Equatable, Codable {
     public var speedMps: Double?
     public var heading: Double?
     public var accuracyM: Double?
+    /// Metres above sea level, as a phone app reported it (PROTOCOL 11); kept, not judged.
+    public var altitudeM: Double?
+    /// Battery charge in percent (0–100), as a phone app reported it (PROTOCOL 11); kept, not judged.
+    public var batteryPercent: Double?
 
     public init(
         lat: Double, lon: Double, ts: Int64, seq: Int64? = nil, durationMs: Double? = nil,
-        speedMps: Double? = nil, heading: Double? = nil, accuracyM: Double? = nil
+        speedMps: Double? = nil, heading: Double? = nil, accuracyM: Double? = nil,
+        altitudeM: Double? = nil, batteryPercent: Double? = nil
     ) {
         self.lat = lat
         self.lon = lon
@@ -55,6 +60,8 @@ public struct FixInput: Sendable, Equatable, Codable {
         self.speedMps = speedMps
         self.heading = heading
         self.accuracyM = accuracyM
+        self.altitudeM = altitudeM
+        self.batteryPercent = batteryPercent
     }
 
     public var point: GeoPoint { GeoPoint(lat: lat, lon: lon) }

@@ -38,6 +38,7 @@ struct Grants: Sendable, Equatable {
         case .driveTrip: return allowsDriving(trip ?? "")
         case .fleet: return allowsFleet
         case .admin: return allowsAdministering
+        case .device: return true
         }
     }
 
@@ -85,6 +86,9 @@ enum Access: Sendable {
     case fleet
     /// `admin`.
     case admin
+    /// A registered device, without a token: its id is its credential (PROTOCOL 11). Checked
+    /// by the route itself (an unknown device is 404); a token is neither needed nor read.
+    case device
 }
 
 extension ClientMessage {

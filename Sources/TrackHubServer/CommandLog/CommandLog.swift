@@ -6,6 +6,8 @@ import TrackHubProtocol
 enum Reply: Sendable {
     case webSocket(ConnectionID, MessageID?)
     case http(ConnectionID)
+    /// A phone app's request (PROTOCOL 11): answered in that app's own form.
+    case device(ConnectionID, DeviceFix.Source)
 }
 
 /// A change to a trip, checked as far as the request alone allows (PROTOCOL 4 and 5): what

@@ -17,6 +17,12 @@ enum APICall: Sendable {
     case trail(id: String, TrailQuery, TrailFormat)
     case fleetClusters(ClustersQuery)
     case openAPI
+    case listDevices
+    case getDevice(id: String)
+    case putDevice(id: String, DeviceRequest)
+    case deleteDevice(id: String)
+    /// A fix in a phone app's protocol; nil from OwnTracks: a message that is not a location.
+    case deviceFix(device: String, DeviceFix?, DeviceFix.Source)
 
     /// The limits parsing applies (the hub's flags).
     struct Limits: Sendable {
@@ -51,6 +57,19 @@ enum APICall: Sendable {
             return .fleetClusters(try ClustersQuery.parse(query(of: request)))
         case .openAPI:
             return .openAPI
+        case .listDevices:
+            return .listDevices
+        case .getDevice(let id):
+            return .getDevice(id: id)
+        case .putDevice(let id):
+            return .putDevice(id: id, try DeviceRequest.decode(body, limits: limits.protocolLimits))
+        case .deleteDevice(let id):
+            return .deleteDevice(id: id)
+        case .osmandGet, .osmandPost:
+            let fix = try OsmAndRequest.parse(query: request.query, body: body, limits: limits.protocolLimits, now: now)
+            return .deviceFix(device: fix.device, fix, .osmand)
+        case .ownTracks(let id):
+            return .deviceFix(device: id, try OwnTracksMessage.parse(device: id, body: body, limits: limits.protocolLimits, now: now), .owntracks)
         }
     }
 
@@ -71,6 +90,11 @@ enum APICall: Sendable {
         case .trail(let id, _, _): return .trail(id: id)
         case .fleetClusters: return .fleetClusters
         case .openAPI: return .openAPI
+        case .listDevices: return .listDevices
+        case .getDevice(let id): return .getDevice(id: id)
+        case .putDevice(let id, _): return .putDevice(id: id)
+        case .deleteDevice(let id): return .deleteDevice(id: id)
+        case .deviceFix(let device, _, let source): return source == .osmand ? .osmandPost : .ownTracks(id: device)
         }
     }
 }

@@ -38,7 +38,10 @@ struct APIGate: Sendable {
         default: break
         }
         do throws(ProtocolError) {
-            let grants = isSecured ? try authenticate(request, now) : .everything
+            // A device endpoint needs no token: the device id is the credential (PROTOCOL 2, 11).
+            let isDeviceEndpoint: Bool
+            if case .route(let matched) = match, matched.kind.access == .device { isDeviceEndpoint = true } else { isDeviceEndpoint = false }
+            let grants = isSecured && !isDeviceEndpoint ? try authenticate(request, now) : .everything
             let route: APIRoute
             switch match {
             case .route(let matched):
@@ -46,6 +49,8 @@ struct APIGate: Sendable {
             case .methodNotAllowed(let allowed):
                 let allow = APIRoute.allowHeader(allowed)
                 return .methodNotAllowed(.notFound("method \(request.method.rawValue) is not allowed on \(request.path); Allow: \(allow)"), allow: allow)
+            case .badTripID(let id) where request.path.hasPrefix("/v1/devices/") || request.path.hasPrefix("/v1/owntracks/"):
+                throw .badRequest("device: device id \(id) is not a valid id")
             case .badTripID(let id):
                 throw .badRequest("id: trip id \(id) is not a valid id")
             case .notFound, .preflight:

@@ -23,6 +23,12 @@ extension APIRoute.Kind {
         case .trail: return "Every fix stored for the trip, ordered by (ts, seq)"
         case .fleetClusters: return "The fleet, clustered for a map viewport"
         case .openAPI: return "This document"
+        case .listDevices: return "Registered devices (phone apps), ordered by id"
+        case .getDevice: return "A device: its trip, name, last_seen and last_position"
+        case .putDevice: return "Register a device or bind it to a trip (trip null: unbind)"
+        case .deleteDevice: return "Forget a device"
+        case .osmandGet, .osmandPost: return "A fix in the OsmAnd protocol (Traccar Client, OsmAnd): query string, form or JSON body"
+        case .ownTracks: return "A message of OwnTracks' HTTP mode; a location is a fix of the device's trip"
         }
     }
 
@@ -34,6 +40,7 @@ extension APIRoute.Kind {
         case .driveTrip: return "Scope courier, with the trip in the token's trips (or admin)."
         case .fleet: return "Scope fleet (or admin)."
         case .admin: return "Scope admin."
+        case .device: return "No token: a registered device id is the credential."
         }
     }
 
@@ -56,7 +63,20 @@ extension APIRoute.Kind {
                 Query(name: "bbox", schema: OpenAPISchemas.string, description: "west,south,east,north; default the world"),
                 Query(name: "zoom", schema: ["type": "integer", "minimum": 0, "maximum": 22], required: true, description: "map zoom, floored"),
             ]
-        case .createTrip, .getTrip, .endTrip, .putRoute, .postFixes, .proceed, .openAPI:
+        case .osmandGet, .osmandPost:
+            return [
+                Query(name: "id", schema: OpenAPISchemas.string, description: "the device id (or deviceid)"),
+                Query(name: "lat", schema: OpenAPISchemas.number, description: "degrees (or location=LAT,LON)"),
+                Query(name: "lon", schema: OpenAPISchemas.number, description: "degrees"),
+                Query(name: "timestamp", schema: OpenAPISchemas.string, description: "Unix s, ms, ISO 8601 or YYYY-MM-DD HH:MM:SS (UTC)"),
+                Query(name: "speed", schema: OpenAPISchemas.number, description: "knots"),
+                Query(name: "bearing", schema: OpenAPISchemas.number, description: "degrees (or heading)"),
+                Query(name: "altitude", schema: OpenAPISchemas.number, description: "metres"),
+                Query(name: "accuracy", schema: OpenAPISchemas.number, description: "metres"),
+                Query(name: "batt", schema: OpenAPISchemas.number, description: "battery percent"),
+            ]
+        case .createTrip, .getTrip, .endTrip, .putRoute, .postFixes, .proceed, .openAPI, .listDevices, .getDevice,
+            .putDevice, .deleteDevice, .ownTracks:
             return []
         }
     }
@@ -67,7 +87,10 @@ extension APIRoute.Kind {
         case .createTrip: return "CreateTrip"
         case .putRoute: return "Reroute"
         case .postFixes: return "FixBatch"
-        case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI: return nil
+        case .putDevice: return "DevicePut"
+        case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice,
+            .deleteDevice, .osmandGet, .osmandPost, .ownTracks:
+            return nil
         }
     }
 
@@ -82,13 +105,17 @@ extension APIRoute.Kind {
             return (200, [("application/geo+json", "Trail"), ("application/gpx+xml", nil), ("text/csv", nil)])
         case .fleetClusters: return (200, [("application/json", "Clusters")])
         case .openAPI: return (200, [("application/json", nil)])
+        case .listDevices: return (200, [("application/json", "DeviceList")])
+        case .getDevice, .putDevice, .deleteDevice: return (200, [("application/json", "Device")])
+        case .osmandGet, .osmandPost: return (200, [("text/plain", nil)])
+        case .ownTracks: return (200, [("application/json", nil)])
         }
     }
 
     /// The error statuses the route can answer (PROTOCOL 4, 5, 14).
     var errors: [Int] {
         var statuses: [Int] = []
-        if access != .anyone { statuses.append(401) }
+        if access != .anyone && access != .device { statuses.append(401) }
         switch self {
         case .listTrips: statuses += [400]
         case .createTrip: statuses += [400, 403, 409, 413, 503]
@@ -100,6 +127,10 @@ extension APIRoute.Kind {
         case .trail: statuses += [400, 403, 404, 503]
         case .fleetClusters: statuses += [400, 403]
         case .openAPI: break
+        case .listDevices: statuses += [403]
+        case .getDevice, .deleteDevice: statuses += [400, 403, 404, 503]
+        case .putDevice: statuses += [400, 403, 404, 413, 503]
+        case .osmandGet, .osmandPost, .ownTracks: statuses += [400, 404, 413, 429, 503]
         }
         return statuses
     }

@@ -14,21 +14,32 @@ enum APIRoute: Equatable, Sendable {
     case trail(id: String)
     case fleetClusters
     case openAPI
+    case listDevices
+    case getDevice(id: String)
+    case putDevice(id: String)
+    case deleteDevice(id: String)
+    /// The OsmAnd protocol (PROTOCOL 11), GET or POST.
+    case osmandGet
+    case osmandPost
+    /// OwnTracks' HTTP mode; `id` is the device.
+    case ownTracks(id: String)
 
     /// A route without its path parameters: one row of the table.
     enum Kind: String, CaseIterable, Sendable {
         case listTrips, createTrip, getTrip, endTrip, putRoute, postFixes, proceed, trail, fleetClusters, openAPI
+        case listDevices, getDevice, putDevice, deleteDevice, osmandGet, osmandPost, ownTracks
 
         var method: HTTPMethod {
             switch self {
-            case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI: return .get
-            case .createTrip, .postFixes, .proceed: return .post
-            case .endTrip: return .delete
-            case .putRoute: return .put
+            case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice, .osmandGet: return .get
+            case .createTrip, .postFixes, .proceed, .osmandPost, .ownTracks: return .post
+            case .endTrip, .deleteDevice: return .delete
+            case .putRoute, .putDevice: return .put
             }
         }
 
-        /// The path, `{id}` standing for a trip id.
+        /// The path, `{id}` standing for a trip id (a device id under `/v1/devices` and
+        /// `/v1/owntracks`: the same alphabet).
         var template: String {
             switch self {
             case .listTrips, .createTrip: return "/v1/trips"
@@ -39,6 +50,10 @@ enum APIRoute: Equatable, Sendable {
             case .trail: return "/v1/trips/{id}/trail"
             case .fleetClusters: return "/v1/fleet/clusters"
             case .openAPI: return "/v1/openapi.json"
+            case .listDevices: return "/v1/devices"
+            case .getDevice, .putDevice, .deleteDevice: return "/v1/devices/{id}"
+            case .osmandGet, .osmandPost: return "/v1/osmand"
+            case .ownTracks: return "/v1/owntracks/{id}"
             }
         }
 
@@ -46,7 +61,8 @@ enum APIRoute: Equatable, Sendable {
         var access: Access {
             switch self {
             case .listTrips: return .anyToken
-            case .createTrip, .endTrip, .putRoute: return .admin
+            case .createTrip, .endTrip, .putRoute, .listDevices, .getDevice, .putDevice, .deleteDevice: return .admin
+            case .osmandGet, .osmandPost, .ownTracks: return .device
             case .getTrip, .trail: return .viewTrip
             case .postFixes, .proceed: return .driveTrip
             case .fleetClusters: return .fleet
@@ -56,6 +72,9 @@ enum APIRoute: Equatable, Sendable {
 
         /// True when the route's template has `{id}`.
         var hasTripID: Bool { template.contains("{id}") }
+
+        /// True when `{id}` is a device id, not a trip id.
+        var isDeviceRoute: Bool { template.hasPrefix("/v1/devices") || template.hasPrefix("/v1/owntracks") }
 
         fileprivate var segments: [Substring] { template.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map { $0 } }
 
@@ -71,6 +90,13 @@ enum APIRoute: Equatable, Sendable {
             case .trail: return .trail(id: id)
             case .fleetClusters: return .fleetClusters
             case .openAPI: return .openAPI
+            case .listDevices: return .listDevices
+            case .getDevice: return .getDevice(id: id)
+            case .putDevice: return .putDevice(id: id)
+            case .deleteDevice: return .deleteDevice(id: id)
+            case .osmandGet: return .osmandGet
+            case .osmandPost: return .osmandPost
+            case .ownTracks: return .ownTracks(id: id)
             }
         }
     }
@@ -100,6 +126,13 @@ enum APIRoute: Equatable, Sendable {
         case .trail: return .trail
         case .fleetClusters: return .fleetClusters
         case .openAPI: return .openAPI
+        case .listDevices: return .listDevices
+        case .getDevice: return .getDevice
+        case .putDevice: return .putDevice
+        case .deleteDevice: return .deleteDevice
+        case .osmandGet: return .osmandGet
+        case .osmandPost: return .osmandPost
+        case .ownTracks: return .ownTracks
         }
     }
 
@@ -107,7 +140,9 @@ enum APIRoute: Equatable, Sendable {
     var tripID: String? {
         switch self {
         case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id): return id
-        case .listTrips, .createTrip, .fleetClusters, .openAPI: return nil
+        case .listTrips, .createTrip, .fleetClusters, .openAPI, .listDevices, .getDevice, .putDevice, .deleteDevice,
+            .osmandGet, .osmandPost, .ownTracks:
+            return nil
         }
     }
 

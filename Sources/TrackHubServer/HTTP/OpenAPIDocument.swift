@@ -27,8 +27,9 @@ enum OpenAPIDocument {
             let kinds = APIRoute.Kind.allCases.filter { $0.template == template }
             var operations: [(String, JSONValue)] = []
             if kinds.contains(where: \.hasTripID) {
+                let isDevice = kinds.contains(where: \.isDeviceRoute)
                 operations.append(("parameters", [[
-                    "name": "id", "in": "path", "required": true, "description": "the trip id",
+                    "name": "id", "in": "path", "required": true, "description": isDevice ? "the device id" : "the trip id",
                     "schema": OpenAPISchemas.ref("TripID"),
                 ]]))
             }

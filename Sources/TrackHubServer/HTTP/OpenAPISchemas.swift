@@ -42,6 +42,12 @@ enum OpenAPISchemas {
             ("Reroute", reroute),
             ("Fix", fix),
             ("FixBatch", object([("fixes", array(ref("Fix"), max: 10_000))], required: ["fixes"])),
+            ("Device", object([
+                ("device", ref("TripID")), ("trip", nullable("string")), ("name", nullable("string")),
+                ("last_seen", nullable("integer")), ("last_position", nullable(ref("Point"))),
+            ], required: ["device", "trip", "name", "last_seen", "last_position"])),
+            ("DeviceList", object([("devices", array(ref("Device")))], required: ["devices"])),
+            ("DevicePut", object([("trip", nullable("string")), ("name", string)], required: ["trip"])),
         ]))
     }
 

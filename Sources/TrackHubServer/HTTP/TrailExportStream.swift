@@ -56,7 +56,8 @@ final class TrailExportStream: Sendable {
                 }
             }
             for stored in page.fixes {
-                let point = TrailExport.Point(ts: stored.fix.ts, lat: stored.fix.lat, lon: stored.fix.lon, reason: stored.refusal?.rawValue)
+                let point = TrailExport.Point(ts: stored.fix.ts, lat: stored.fix.lat, lon: stored.fix.lon, reason: stored.refusal?.rawValue,
+                    altitude: stored.fix.altitudeM, battery: stored.fix.batteryPercent)
                 text += format == .gpx ? TrailExport.gpxPoint(point) : TrailExport.csvRow(point)
             }
             state.cursor = page.next

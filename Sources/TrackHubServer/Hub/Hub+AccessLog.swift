@@ -8,7 +8,9 @@ extension Hub {
         guard HubLog.isEnabled(.info) else { return }
         // The path without its query (lws hands it over split already; cut again in case):
         // a query may hold a token, and the redaction is the second line of defence.
-        let path = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
+        var path = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
+        // A device id is its credential on the device endpoints (PROTOCOL 11): not logged.
+        if path.hasPrefix("/v1/owntracks/") { path = "/v1/owntracks/{device}" }
         HubLog.log(.info, "http request", [
             ("method", .string(request.method.rawValue)),
             ("path", .string(path)),

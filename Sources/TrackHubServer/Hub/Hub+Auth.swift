@@ -115,6 +115,7 @@ extension Hub {
         guard isSecured, request.path.hasPrefix("/v1/") else { return nil }
         switch APIRoute.match(method: request.method, path: request.path) {
         case .preflight, .route(.openAPI): return nil  // no token needed (PROTOCOL 2)
+        case .route(let route) where route.kind.access == .device: return nil  // the device id is the credential
         default: break
         }
         do {

@@ -66,6 +66,10 @@ extension Hub {
         case .http(let id):
             metrics.acksOut += fixes.count
             respond(id, status: 200, json: HTTPBodies.acks(trip: trip, fixes: fixes, verdicts: verdicts))
+        case .device(let id, let source):
+            // 200 whether applied or stored as refused: a phone resends anything else (PROTOCOL 11).
+            metrics.acksOut += fixes.count
+            respondDevice(id, source)
         }
     }
 
@@ -74,6 +78,7 @@ extension Hub {
         switch reply {
         case .webSocket(let id, let re): sendError(to: id, re: re, error)
         case .http(let id): respondError(id, error)
+        case .device(let id, let source): respondDeviceError(id, source, error)
         }
     }
 

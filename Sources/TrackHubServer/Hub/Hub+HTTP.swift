@@ -9,6 +9,7 @@ extension Hub {
     func httpRequest(_ request: HTTPRequest) {
         metrics.httpRequests += 1
         let now = wallClockMillis()
+        if request.isSecondListener { return osmandListenerRequest(request, now: now) }
         if !originPolicy.allowsHost(request.host) {
             respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
             return
@@ -35,6 +36,23 @@ extension Hub {
             return
         }
         serveWebClient(request)
+    }
+
+    /// `--osmand-listen` (PROTOCOL 11): only the OsmAnd protocol, at `/` (Traccar Client's
+    /// server URL has no path). Phones send their server's name as `Host`, and the port
+    /// reaches nothing but device fixes, so the open hub's Host check does not apply here.
+    private func osmandListenerRequest(_ request: HTTPRequest, now: Int64) {
+        guard request.path == "/" || request.path == "/v1/osmand" else {
+            metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
+            return respondError(request.connection, .notFound("this port serves only the OsmAnd protocol at /"))
+        }
+        var osmand = request
+        osmand.path = "/v1/osmand"
+        do {
+            try routeAPI(osmand, now: now)
+        } catch {
+            respondError(request.connection, error)
+        }
     }
 
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason) {
@@ -74,6 +92,7 @@ extension Hub {
             respond(request.connection, HTTPResponse(
                 status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
+            if Self.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
             throw error
         case .call(let call, let grants):
             try dispatch(call, connection: request.connection, grants: grants, now: now)
@@ -115,6 +134,21 @@ extension Hub {
             }
         case .proceed(let id):
             commands.submit(.proceed(trip: id), reply: reply, now: now)
+        case .listDevices:
+            listDevices(connection)
+        case .getDevice(let id):
+            try getDevice(connection, id: id)
+        case .putDevice(let id, let body):
+            try putDevice(connection, id: id, body)
+        case .deleteDevice(let id):
+            try deleteDevice(connection, id: id)
+        case .deviceFix(let device, let fix, let source):
+            do {
+                try deviceFix(connection, device: device, fix, source: source, now: now)
+            } catch {
+                metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
+                throw error
+            }
         }
     }
 

@@ -43,6 +43,10 @@ public final class Hub: @unchecked Sendable {
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
     var fleet = FleetState()
+    /// Registered phones by id (PROTOCOL 11), as stored.
+    var devices: [String: StoredDevice] = [:]
+    /// Each device's fix-rate bucket (`--max-fix-rate`).
+    var deviceFixTokens: [String: (tokens: Double, at: Int64)] = [:]
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Set once in `init` (it needs the hub).
     private(set) var commands: (any CommandLog)!
@@ -61,6 +65,8 @@ public final class Hub: @unchecked Sendable {
 
     /// The port the hub listens on (valid after `start()`).
     public private(set) var port = 0
+    /// The `--osmand-listen` port (valid after `start()`; 0 without one).
+    public var osmandPort: Int { host.secondBoundPort }
 
     public init(config: HubConfig, store: TripStore) {
         self.config = config
@@ -80,7 +86,8 @@ public final class Hub: @unchecked Sendable {
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
-            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog))
+            tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
+            secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         host.delegate = HubHostDelegate(hub: self)
         if let address = config.clusterAddress {
             commands = RedisCommandLog(hub: self, address: address)
@@ -93,6 +100,7 @@ public final class Hub: @unchecked Sendable {
     /// hub accepts connections.
     public func start() throws {
         try commands.restore()
+        try restoreDevices()
         let thread = Thread { [self] in
             do {
                 try host.start()

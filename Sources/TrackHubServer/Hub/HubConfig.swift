@@ -8,6 +8,10 @@ public struct HubConfig: Sendable {
     /// The host part of `--listen` as written (`localhost`), for the Host check; nil: `listenHost`.
     public var listenName: String?
     public var listenPort = 8080
+    /// `--osmand-listen`: a second address serving only the OsmAnd protocol at `/` (PROTOCOL
+    /// 11; Traccar Client's default port is 5055). Numeric host; nil: none.
+    public var osmandListenHost: String?
+    public var osmandListenPort = 0
     public var dataDirectory = "./trackhub-data"
     /// `--jwt-secret` (or `--jwt-secret-file`): tokens signed with any of these verify; the
     /// first signs (`trackhub token`), a second is the one being rotated out. Empty: open mode.

@@ -28,6 +28,10 @@ struct HubMetrics {
     /// HTTP requests refused before the hub ran them, by reason (framing, body timeout, ...).
     var httpRefusals: [String: Int] = [:]
     var errorsOut: [String: Int] = [:]
+    /// Fixes from phone apps, by protocol (`osmand`, `owntracks`).
+    var deviceFixes: [String: Int] = [:]
+    /// Device requests refused, by reason (the error code).
+    var deviceRefusals: [String: Int] = [:]
     var httpRequests = 0
     var upgradesRefused = 0
     var storeFailures = 0
@@ -83,6 +87,10 @@ struct HubMetrics {
         out += fixAck.render("trackhub_fix_ack_seconds", help: "From a fix's arrival to its ack being queued (store commit included).")
         out += storeCommit.render("trackhub_store_commit_seconds", help: "From a batch handed to the store to its completion on the service thread.")
         out += PrometheusText.counters("trackhub_errors_out_total", "Error replies sent, by code.", label: "code", errorsOut)
+        var byProtocol = deviceFixes
+        for source in ["osmand", "owntracks"] where byProtocol[source] == nil { byProtocol[source] = 0 }
+        out += PrometheusText.counters("trackhub_device_fixes_total", "Fixes from phone apps, by protocol.", label: "protocol", byProtocol)
+        out += PrometheusText.counters("trackhub_device_refused_total", "Device requests refused, by reason (error code).", label: "reason", deviceRefusals)
         out += PrometheusText.counters("trackhub_http_refused_total", "HTTP requests refused before they ran, by reason.", label: "reason", httpRefusals)
         out += "# HELP trackhub_tick_duration_seconds Time to compute, encode and queue one tick.\n# TYPE trackhub_tick_duration_seconds summary\n"
         out += "trackhub_tick_duration_seconds_sum \(PrometheusText.format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"

@@ -65,6 +65,8 @@ extension Hub {
             enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
         case .http(let connection):
             respondTrip(connection, id: id, status: 200)
+        case .device(let connection, let source):
+            respondDevice(connection, source)
         }
     }
 

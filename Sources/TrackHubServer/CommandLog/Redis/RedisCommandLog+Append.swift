@@ -47,7 +47,7 @@ extension RedisCommandLog {
         let reply = pending.reply
         state.pending[request]?.answer = { answer(reply) }
         switch reply {
-        case .http:
+        case .http, .device:
             state.pending[request] = nil
             answer(reply)
         case .webSocket(let connection, _):

@@ -1,0 +1,145 @@
+import TrackHubCore
+import TrackHubLWS
+import TrackHubProtocol
+import TrackHubStore
+
+/// Phone apps as couriers (PROTOCOL 11): registered devices, bound to trips, whose fixes in
+/// the OsmAnd and OwnTracks protocols go through the same command path as any fix.
+extension Hub {
+    /// Loads the registered devices (start-up, before the port opens).
+    func restoreDevices() throws {
+        devices = [:]
+        for device in try store.loadDevices() { devices[device.id] = device }
+    }
+
+    /// The shortest device id a secured hub registers: the id is the device's secret.
+    static let minimumSecuredDeviceIDLength = 16
+
+    /// The trip a device's fixes go to now: its bound trip while that exists and has not
+    /// ended (a device whose trip ended stays registered, bound to none).
+    func activeTrip(of device: StoredDevice) -> String? {
+        guard let id = device.trip, let entry = trips[id], entry.trip.status != .ended else { return nil }
+        return id
+    }
+
+    func deviceView(_ device: StoredDevice) -> DeviceView {
+        DeviceView(device: device.id, trip: activeTrip(of: device), name: device.name, lastSeen: device.lastSeen, lastPosition: device.lastPosition)
+    }
+
+    // MARK: - /v1/devices (admin)
+
+    func listDevices(_ connection: ConnectionID) {
+        let sorted = devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        respond(connection, status: 200, json: HTTPBodies.deviceList(sorted.map(deviceView)))
+    }
+
+    func getDevice(_ connection: ConnectionID, id: String) throws(ProtocolError) {
+        guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
+        respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+    }
+
+    /// Registers or rebinds a device; answered once stored.
+    func putDevice(_ connection: ConnectionID, id: String, _ body: DeviceRequest) throws(ProtocolError) {
+        if tokens.isSecured && id.count < Self.minimumSecuredDeviceIDLength {
+            throw .badRequest("device: on a secured hub a device id is its credential and must have at least \(Self.minimumSecuredDeviceIDLength) characters")
+        }
+        if let trip = body.trip, trips[trip] == nil { throw .notFound("trip \(trip) does not exist") }
+        var changed = devices[id] ?? StoredDevice(id: id, trip: nil, name: nil)
+        changed.trip = body.trip
+        changed.name = body.name
+        let device = changed
+        persist([.device(device)]) { [self] result in
+            switch result {
+            case .success:
+                devices[id] = device
+                respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+            case .failure(let error):
+                respondError(connection, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+            }
+        }
+    }
+
+    func deleteDevice(_ connection: ConnectionID, id: String) throws(ProtocolError) {
+        guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
+        persist([.deleteDevice(id: id)]) { [self] result in
+            switch result {
+            case .success:
+                devices[id] = nil
+                deviceFixTokens[id] = nil
+                respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+            case .failure(let error):
+                respondError(connection, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+            }
+        }
+    }
+
+    // MARK: - Fixes from phones (no token: the device id is the credential)
+
+    /// A fix from a phone: a fix of its device's trip through `commands.submit` (judged,
+    /// stored, answered once durable, animated, fanned out); a device bound to no trip only
+    /// has its `last_seen` and `last_position` stored. `fix` nil: an OwnTracks message that is
+    /// not a location (answered `[]`).
+    func deviceFix(_ connection: ConnectionID, device id: String, _ fix: DeviceFix?, source: DeviceFix.Source, now: Int64) throws(ProtocolError) {
+        guard var device = devices[id] else { throw .notFound("device \(id) is not registered") }
+        guard let fix else { return respondDevice(connection, source) }
+        guard takeDeviceFixToken(id, now: now) else {
+            throw .rateLimited("device \(id): more than \(config.maxFixRate) fixes per second")
+        }
+        metrics.fixesIn += 1
+        metrics.deviceFixes[source.rawValue, default: 0] += 1
+        let trip = activeTrip(of: device)
+        if trip == nil { device.trip = nil }
+        device.lastSeen = now
+        device.lastPosition = fix.fix.point
+        devices[id] = device
+        if let trip {
+            // `last_seen` is bookkeeping: stored beside the fix, never holding up its answer.
+            persist([.device(device)]) { _ in }
+            commands.submit(.fixes(trip: trip, [fix.fix]), reply: .device(connection, source), now: now)
+        } else {
+            persist([.device(device)]) { [self] result in
+                switch result {
+                case .success: respondDevice(connection, source)
+                case .failure(let error):
+                    respondDeviceError(connection, source, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
+                }
+            }
+        }
+    }
+
+    /// PROTOCOL 1's `--max-fix-rate`, per device: a token bucket.
+    private func takeDeviceFixToken(_ id: String, now: Int64) -> Bool {
+        let rate = Double(max(1, config.maxFixRate))
+        var bucket = deviceFixTokens[id] ?? (tokens: rate, at: now)
+        bucket.tokens = min(rate, bucket.tokens + Double(max(0, now - bucket.at)) / 1000 * rate)
+        bucket.at = now
+        guard bucket.tokens >= 1 else {
+            deviceFixTokens[id] = bucket
+            return false
+        }
+        bucket.tokens -= 1
+        deviceFixTokens[id] = bucket
+        return true
+    }
+
+    /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks `[]`.
+    func respondDevice(_ connection: ConnectionID, _ source: DeviceFix.Source) {
+        switch source {
+        case .osmand:
+            respond(connection, HTTPResponse(status: 200, contentType: "text/plain", headers: [("cache-control", "no-store")], body: []))
+        case .owntracks:
+            respond(connection, status: 200, json: Array("[]".utf8))
+        }
+    }
+
+    /// A refused device request, counted by reason (the error code).
+    func respondDeviceError(_ connection: ConnectionID, _ source: DeviceFix.Source, _ error: ProtocolError) {
+        metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
+        respondError(connection, error)
+    }
+
+    /// True for the paths phones post to (their refusals are counted by reason).
+    static func isDeviceEndpoint(_ path: String) -> Bool {
+        path == "/v1/osmand" || path.hasPrefix("/v1/owntracks/")
+    }
+}
