@@ -232,32 +232,3 @@ import TrackHubTesting
         #expect(try hub.httpJSON("GET", "/v1/trips/unread").status == 200)
     }
 }
-
-/// A subscribe's snapshot is read off the service thread; the connection's later messages
-/// wait for it, so every answer keeps the order the messages were sent in.
-@Suite struct SubscribeOrderTests {
-    @Test func answersKeepTheOrderOfPipelinedMessages() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createLisbonTrip("ordered")
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let viewer = try clients.connect(port: hub.port)
-        for round in 0..<20 {
-            let base = round * 10
-            try viewer.send(["op": "subscribe", "trip": "ordered", "id": base + 1])
-            try viewer.send(["op": "ping", "id": base + 2])
-            try viewer.send(["op": "unsubscribe", "trip": "ordered", "id": base + 3])
-            try viewer.send(["op": "subscribe", "trip": "ordered", "since_event": 0, "id": base + 4])
-            var answers: [String] = []
-            while answers.count < 4 {
-                let message = try viewer.next("answer \(answers.count + 1) of round \(round)")
-                guard let re = message["re"] as? Int else { continue }  // a replayed event
-                answers.append("\(re - base) \(message.type ?? "?")")
-            }
-            #expect(answers == ["1 snapshot", "2 pong", "3 unsubscribed", "4 snapshot"], "round \(round)")
-            try viewer.send(["op": "unsubscribe", "trip": "ordered", "id": base + 5])
-            _ = try viewer.next(type: "unsubscribed", re: base + 5)
-        }
-    }
-}

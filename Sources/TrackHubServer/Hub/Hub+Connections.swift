@@ -40,10 +40,6 @@ extension Hub {
             removeSubscriber(id, from: trip)
         }
         if let key = session.viewportKey { fleetViewportRemoved(id, key: key) }
-        for trip in pendingSubscribes.keys where pendingSubscribes[trip]?[id] != nil {
-            pendingSubscribes[trip]?[id] = nil
-            if pendingSubscribes[trip]?.isEmpty == true { pendingSubscribes[trip] = nil }
-        }
         commands.connectionClosed(id)
     }
 
@@ -52,20 +48,6 @@ extension Hub {
         let session = sessions[id]
         session?.messagesIn += 1
         guard let session, !session.isClosing else { return }
-        if session.heldMessages != nil {
-            // A subscribe's store read is in flight: later messages wait for it (in order).
-            if session.heldMessages!.count >= Session.maxHeldMessages {
-                return closeSession(id, code: .policyViolation, reason: "over \(Session.maxHeldMessages) messages while a subscription was read")
-            }
-            session.heldMessages!.append(message)
-            return
-        }
-        process(message, from: session)
-    }
-
-    /// Decodes, authorises and handles one message of a connection.
-    private func process(_ message: [UInt8], from session: Session) {
-        let id = session.id
         let now = wallClockMillis()
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
@@ -74,17 +56,6 @@ extension Hub {
         case .success(let clientMessage):
             handle(clientMessage, re: decoded.id, from: id, now: now)
         }
-    }
-
-    /// A subscribe's read is back: the messages that waited for it, in order, until one of
-    /// them starts another read.
-    func releaseHeldMessages(of session: Session) {
-        guard var held = session.heldMessages else { return }
-        session.heldMessages = nil
-        while !held.isEmpty, session.heldMessages == nil, !session.isClosing {
-            process(held.removeFirst(), from: session)
-        }
-        if session.heldMessages != nil { session.heldMessages = held + session.heldMessages! }
     }
 
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)? {

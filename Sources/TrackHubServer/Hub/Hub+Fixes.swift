@@ -128,10 +128,6 @@ extension Hub {
             let message = OutboundMessage(payload: event.payload)
             metrics.eventsOut += broadcast(message, trip: trip)
             lastBroadcastEvent[trip] = max(lastBroadcastEvent[trip] ?? 0, event.n)
-            if let waiting = pendingSubscribes[trip] {
-                // Subscribers whose snapshot is being read get it after the snapshot.
-                for id in waiting.keys { pendingSubscribes[trip]?[id]?.heldEvents.append(event.payload) }
-            }
         }
     }
 

@@ -26,54 +26,46 @@ extension Hub {
         }
     }
 
-    /// `subscribe` (PROTOCOL 3): the snapshot, the events replayed after `since_event`, then
-    /// live messages. The trail and the replayed events are read off the service thread; until
-    /// they are back, the connection's further messages wait (`Session.heldMessages`), so its
-    /// answers keep their order, and the trip's events sent meanwhile are kept for it
-    /// (`PendingSubscribe.heldEvents`), so none is missed or sent twice.
     private func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
         guard let session = sessions[id] else { return }
         if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
             sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
             return
         }
-        // A new subscription replaces the old one (a mode change): it starts again from its snapshot.
-        removeSubscriber(id, from: trip)
+        if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {
+            sessions[id]?.queue.removeFrames(ofSlot: slot)
+        }
+        let entry = trips[trip]
         let lastSent = lastBroadcastEvent[trip] ?? 0
         var recovered: Bool?
-        var wanted = 0
-        if let sinceEvent {
-            recovered = sinceEvent <= (trips[trip]?.trip.lastEventNumber ?? 0)
-            // Only events already sent live: later ones reach it live (or held, below).
-            if recovered == true { wanted = max(0, lastSent - sinceEvent) }
-        }
-        let replayCount = wanted
-        let answerRecovered = recovered
-        session.heldMessages = []
-        pendingSubscribes[trip, default: [:]][id] = PendingSubscribe(heldEvents: [])
-        readFromStore({ store throws(StoreError) in
-            let trail = try store.recentFixes(tripID: trip, count: 100)
-            let replay = replayCount > 0 ? try store.events(tripID: trip, after: sinceEvent ?? 0, limit: replayCount) : []
-            return (trail, replay)
-        }) { [self] result in
-            let pending = pendingSubscribes[trip]?.removeValue(forKey: id)
-            if pendingSubscribes[trip]?.isEmpty == true { pendingSubscribes[trip] = nil }
-            guard let pending, let session = sessions[id] else { return }  // closed meanwhile
-            switch result {
-            case .failure(let error):
-                // Not a snapshot without its trail, nor `recovered: true` without the events.
-                sendError(to: id, re: re, ProtocolError(.unavailable, "subscribe: the store could not be read (\(error)); try again"))
-            case .success(let (trail, replay)):
-                let now = wallClockMillis()
-                let entry = trips[trip]
-                addSubscriber(id, to: trip, mode: mode)
-                enqueue(OutboundMessage.snapshot(TripView(id: trip, entry: entry, trail: trail, now: now), re: re, recovered: answerRecovered), to: id)
-                for event in replay + pending.heldEvents { enqueue(payload: event, to: id) }
-                if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
-                    enqueue(OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
+        let trail: [StoredFix]
+        var replay: [[UInt8]] = []
+        do {
+            trail = try store.recentFixes(tripID: trip, count: 100)
+            if let sinceEvent {
+                if sinceEvent > (entry?.trip.lastEventNumber ?? 0) {
+                    recovered = false
+                } else {
+                    recovered = true
+                    // Only events already sent live: later ones are on their way as live messages.
+                    let wanted = max(0, lastSent - sinceEvent)
+                    if wanted > 0 {
+                        replay = try store.events(tripID: trip, after: sinceEvent, limit: wanted)
+                    }
                 }
             }
-            releaseHeldMessages(of: session)
+        } catch {
+            // Not a snapshot without its trail, nor `recovered: true` without the events.
+            metrics.storeReadFailures += 1
+            sendError(to: id, re: re, ProtocolError(.unavailable, "subscribe: the store could not be read (\(error)); try again"))
+            return
+        }
+        addSubscriber(id, to: trip, mode: mode)
+        let view = TripView(id: trip, entry: entry, trail: trail, now: now)
+        enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
+        for event in replay { enqueue(payload: event, to: id) }
+        if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
+            enqueue(OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
         }
     }
 

@@ -24,9 +24,6 @@ public final class Hub: @unchecked Sendable {
     var trips: [String: TripEntry] = [:]
     /// Subscribers per trip id, also for trips that do not exist yet.
     var subscribers: [String: [ConnectionID: SubscriptionMode]] = [:]
-    /// Subscriptions whose snapshot is being read, per trip: the events sent meanwhile. At
-    /// most one per connection (its later messages wait).
-    var pendingSubscribes: [String: [ConnectionID: PendingSubscribe]] = [:]
     /// Trips whose marker may move: the only ones the tick looks at, spread over sub-ticks.
     var animating: TickSchedule
     /// Trip ids being created (stored, not yet committed).

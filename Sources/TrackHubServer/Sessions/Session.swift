@@ -26,10 +26,6 @@ final class Session {
     /// Fix-rate token bucket (PROTOCOL 1: `--max-fix-rate` per second).
     var fixTokens: Double
     var fixTokensUpdatedAt: Int64
-    /// Messages received while a subscribe's store read is in flight, handled once it is back
-    /// (nil: none in flight). At most `maxHeldMessages`; past it the connection is closed.
-    var heldMessages: [[UInt8]]?
-    static let maxHeldMessages = 1024
     /// What the connection may do (open mode: everything).
     var grants: Grants
     /// Messages received and written, for the log line when it closes (PROTOCOL 14).
@@ -57,11 +53,4 @@ final class Session {
         fixTokens -= 1
         return true
     }
-}
-
-/// A subscription whose trail and replayed events are being read (Hub+Operations).
-struct PendingSubscribe {
-    /// The trip's events sent live since the subscribe, for after its snapshot. Bounded by
-    /// the events of one trip during one store read.
-    var heldEvents: [[UInt8]]
 }
