@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubProtocol
 
 /// Reads a recorded track: GPX (`<trkpt lat lon><time>`, or `<rtept>`/`<wpt>` with times), or
 /// CSV with a header row naming `ts`, `lat` and `lon` columns (`ts` in ms since the epoch).
@@ -145,14 +146,7 @@ public enum TrackReader {
             default: return nil
             }
         }
-        // Days from the civil date (Howard Hinnant's algorithm).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
+        let days = DeviceTimestamp.daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
         return seconds * 1000 + Int64(millis)
     }

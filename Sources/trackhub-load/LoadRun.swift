@@ -61,10 +61,11 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
     var selfAtLive: ProcessSample?
     var lastHubLine = ""
 
-    init(options: LoadOptions, routes: [LoadRoute]) {
+    /// `endpoint` is `options.url`, parsed (LoadOptions checked it).
+    init(options: LoadOptions, routes: [LoadRoute], endpoint: WebSocketURL) {
         self.options = options
         self.routes = routes
-        endpoint = WebSocketURL(options.url)!
+        self.endpoint = endpoint
         let viewerURLs = options.viewerURLs.compactMap(WebSocketURL.init)
         viewerEndpoints = viewerURLs.isEmpty ? [endpoint] : viewerURLs
         buildPopulation()

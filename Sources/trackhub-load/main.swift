@@ -37,7 +37,7 @@ enum LoadMain {
         let http = HubHTTP(base: hubURL.httpBase, token: options.token)
         if options.target == .trackhub { observed.metricsBefore = http.metrics() }
         observed.hubBefore = options.hubPID.flatMap { ProcessProbe.sample(pid: $0) }
-        let run = LoadRun(options: options, routes: routes)
+        let run = LoadRun(options: options, routes: routes, endpoint: hubURL)
         let planned = run.plannedConnections
         run.createTrips()
         let counters: LoadCounters

@@ -27,7 +27,7 @@ struct SystemdNotify: Sendable {
             return "NOTIFY_SOCKET \(socketPath) is longer than a socket address"
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
-        let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + name.count + (abstract ? 0 : 1))
+        let length = socklen_t((MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? MemoryLayout<sa_family_t>.size) + name.count + (abstract ? 0 : 1))
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "NOTIFY_SOCKET: socket: \(String(cString: strerror(errno)))" }
         defer { close(fd) }

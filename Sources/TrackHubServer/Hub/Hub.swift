@@ -45,8 +45,8 @@ public final class Hub: @unchecked Sendable {
     /// Each device's fix-rate bucket (`--max-fix-rate`).
     var deviceFixTokens: [String: (tokens: Double, at: Int64)] = [:]
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
-    /// Set once in `init` (it needs the hub).
-    private(set) var commands: (any CommandLog)!
+    /// Made on first use (it needs the hub), in `start` before the service thread runs.
+    private(set) lazy var commands: any CommandLog = makeCommandLog()
     /// Token checks, shared by the WebSocket side and the HTTP gate.
     let tokens: TokenVerifier
     /// What a `/v1` request gets before it runs (PROTOCOL 4's order of errors).
@@ -86,11 +86,6 @@ public final class Hub: @unchecked Sendable {
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         host.delegate = HubHostDelegate(hub: self)
-        if let address = config.clusterAddress {
-            commands = RedisCommandLog(hub: self, address: address)
-        } else {
-            commands = LocalCommandLog(hub: self)
-        }
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
@@ -172,6 +167,11 @@ public final class Hub: @unchecked Sendable {
     }
 
     // MARK: - Start-up
+
+    private func makeCommandLog() -> any CommandLog {
+        if let address = config.clusterAddress { return RedisCommandLog(hub: self, address: address) }
+        return LocalCommandLog(hub: self)
+    }
 
     /// Loads the trips of the local store (a hub alone; see `LocalCommandLog`).
     func restoreTrips() throws {
