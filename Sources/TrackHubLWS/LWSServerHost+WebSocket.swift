@@ -29,10 +29,6 @@ extension LWSServerHost {
         return .written
     }
 
-    /// What `writeNow` did: written, or the caller must queue it (lws holds unsent bytes, or a
-    /// close is pending), or the write failed (the connection is being dropped).
-    public enum DirectWrite: Sendable { case written, mustQueue, failed }
-
     /// Sends a WebSocket ping now; false when lws still holds unsent bytes for it (the
     /// connection is not reading, so the ping would only wait behind them).
     public func ping(_ id: ConnectionID) -> Bool {

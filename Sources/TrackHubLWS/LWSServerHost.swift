@@ -14,7 +14,7 @@ import Synchronization
 /// Thread safety (`@unchecked Sendable`): everything except `lifecycle` is touched only on
 /// the service thread (inside `run()`); other threads may only call `wake()` and
 /// `requestStop()`.
-public final class LWSServerHost: @unchecked Sendable {
+public final class LWSServerHost: ServerHost, @unchecked Sendable {
     let options: ServerHostOptions
     /// Held strongly: the delegate must not hold the host (the hub's `HubHostDelegate` holds
     /// the hub weakly). Set it before `start()`.

@@ -8,7 +8,7 @@ import TrackHubStore
 /// (PROTOCOL 7: it changes nothing a client has seen).
 extension LocalCommandLog {
     func create(id: String, _ body: CreateTripRequest, route: Route?, now: Int64, reply connection: ConnectionID) {
-        if hub.trips[id] != nil || hub.pendingCreates.contains(id) {
+        if hub.trips.isTaken(id) {
             return hub.respondError(connection, .conflict("id: trip \(id) already exists"))
         }
         var trip: Trip
@@ -21,21 +21,20 @@ extension LocalCommandLog {
         let created = trip.created(now: now)
         let createdTrip = trip
         let payload = ServerMessages.event(trip: id, created)
-        hub.pendingCreates.insert(id)
+        _ = hub.trips.reserve(id)  // free: checked above, on this thread
         let records: [StoreRecord] = [
             .tripState(createdTrip, createdAt: now, riderJSON: riderJSON),
             .event(tripID: id, n: created.n, encoded: payload),
         ]
         hub.persist(records) { [self] result in
-            hub.pendingCreates.remove(id)
             switch result {
             case .failure(let error):
+                hub.trips.release(id)
                 hub.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
             case .success:
-                let entry = TripEntry(trip: createdTrip, createdAt: now, slot: hub.nextSlot, riderJSON: riderJSON)
-                hub.nextSlot += 1
-                hub.trips[id] = entry
-                let answerTime = wallClockMillis()
+                hub.trips.add(id) { slot in TripEntry(trip: createdTrip, createdAt: now, slot: slot, riderJSON: riderJSON) }
+                guard let entry = hub.trips[id] else { return }
+                let answerTime = hub.clock.wallMillis()
                 hub.respondCreated(connection, id: id, json: HTTPBodies.trip(TripView(id: id, entry: entry, trail: [], now: answerTime)))
                 // Viewers who subscribed before the trip existed: the event, then the state.
                 hub.sendEvents([(created.n, payload)], trip: id)
@@ -51,8 +50,8 @@ extension LocalCommandLog {
         case .success(let change):
             store(change, trip: id, what: "proceed", reply: reply) { [self] in
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
-                hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: wallClockMillis())
-                if hub.trips[id]?.trip.wantsTick == true { hub.animating.insert(id) }
+                hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
+                if hub.trips[id]?.trip.wantsTick == true { hub.trips.animating.insert(id) }
                 hub.answerDone(reply, trip: id)
             }
         }
@@ -65,13 +64,13 @@ extension LocalCommandLog {
         case .success(let change):
             store(change, trip: id, what: "route", reply: reply) { [self] in
                 hub.answerDone(reply, trip: id)
-                hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+                hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
             }
         }
     }
 
     func end(trip id: String, now: Int64, reply: Reply?) {
-        let wasAnimating = hub.animating.contains(id)
+        let wasAnimating = hub.trips.animating.contains(id)
         guard let change = hub.changeEnd(id, at: now) else {
             if let reply { hub.answerFailure(reply, .notFound("trip \(id) does not exist")) }
             return
@@ -80,10 +79,10 @@ extension LocalCommandLog {
             if let reply { hub.answerDone(reply, trip: id) }
             return
         }
-        hub.animating.remove(id)
+        hub.trips.animating.remove(id)
         store(change, trip: id, what: "end", reply: reply, undoAlso: { [self] in
-            hub.trips[id]?.endedAt = nil
-            if wasAnimating { hub.animating.insert(id) }
+            hub.trips.mutate(id) { $0.endedAt = nil }
+            if wasAnimating { hub.trips.animating.insert(id) }
         }) { [self] in
             if let reply { hub.answerDone(reply, trip: id) }
         }
@@ -112,7 +111,7 @@ extension LocalCommandLog {
     /// the later change stands; it was judged on top of this one). What fixes were judged
     /// meanwhile is kept.
     private func undo(_ change: ChangeUndo, trip id: String) {
-        hub.mutateTrip(id) { entry in
+        hub.trips.mutate(id) { entry in
             guard entry.trip.lastEventNumber == (change.events.last?.n ?? change.before.lastEventNumber) else { return }
             let judged = entry.trip.judgeMemory
             entry.trip = change.before

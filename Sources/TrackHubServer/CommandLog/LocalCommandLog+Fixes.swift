@@ -67,7 +67,7 @@ extension LocalCommandLog {
         }) { [self] found in
             switch found {
             case .success(let keys):
-                hub.mutateTrip(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
+                hub.trips.mutate(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
                 judgeAndStore(trip: trip, requests)
             case .failure(let error):
                 for request in requests {
@@ -97,7 +97,7 @@ extension LocalCommandLog {
         var verdicts: [[FixVerdict]] = []
         var records: [StoreRecord] = []
         for request in requests {
-            let judged = request.fixes.map { fix in hub.mutateTrip(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
+            let judged = request.fixes.map { fix in hub.trips.mutate(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
             verdicts.append(judged)
             // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
             // not stored again (it would show up twice in the trail). The batch still goes
@@ -111,12 +111,12 @@ extension LocalCommandLog {
             switch result {
             case .failure(let error):
                 // Nothing was stored: forget these fixes, so a resend is judged afresh.
-                hub.trips[trip]?.trip.judgeMemory = memoryBefore
+                hub.trips.mutate(trip) { $0.trip.judgeMemory = memoryBefore }
                 for request in requests {
                     hub.answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
                 }
             case .success:
-                let commitTime = wallClockMillis()
+                let commitTime = hub.clock.wallMillis()
                 // Per fix, not per request: an HTTP batch of N fixes is N acks (PROTOCOL 14).
                 for request in requests { hub.metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
                 for (request, judged) in zip(requests, judgedBatch) {

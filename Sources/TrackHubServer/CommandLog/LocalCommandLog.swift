@@ -58,12 +58,12 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         // A trip already in the schedule keeps its phase: PROTOCOL 6.3 is one frame per trip
         // per tick, and moving it would send a second frame a sub-tick after the one just
         // sent. An idle trip joins the next phase.
-        hub.animating.insert(trip)
+        hub.trips.animating.insert(trip)
     }
 
     func housekeeping(now: Int64) {
         // PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
-        for (id, entry) in hub.trips where entry.trip.status == .arrived {
+        for (id, entry) in hub.trips.entries where entry.trip.status == .arrived {
             if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
                 end(trip: id, now: now, reply: nil)
             }
@@ -81,7 +81,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     }
 
     var hasUnansweredCommands: Bool { false }  // the drain waits for store batches instead
-    var movingTripCount: Int { hub.animating.count }
+    var movingTripCount: Int { hub.trips.animating.count }
     var keepsRecentEvents: Bool { false }
     func metricsText(now: Int64) -> String { "" }
 }

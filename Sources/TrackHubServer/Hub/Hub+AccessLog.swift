@@ -25,7 +25,7 @@ extension Hub {
         HubLog.log(.info, "websocket closed", [
             ("code", .int(close.code)),
             ("closed_by", .string(close.sender)),
-            ("duration_s", .seconds(Double(monotonicMicros() - session.openedMonotonic) / 1_000_000)),
+            ("duration_s", .seconds(Double(systemMonotonicMicros() - session.openedMonotonic) / 1_000_000)),
             ("messages_in", .int(session.messagesIn)),
             ("messages_out", .int(session.messagesOut)),
             ("peer", .string(session.peerAddress)),

@@ -18,7 +18,7 @@ extension Hub {
     /// The upgrade: a `?token=` that does not verify refuses it with 401. Nil: carry on.
     func authorizeUpgrade(_ request: UpgradeRequest) -> UpgradeDecision? {
         guard isSecured, let token = request.queryValue("token") else { return nil }
-        if case .failure = verifyToken(token, now: wallClockMillis()) { return .refuse(status: 401) }
+        if case .failure = verifyToken(token, now: clock.wallMillis()) { return .refuse(status: 401) }
         return nil
     }
 
@@ -119,7 +119,7 @@ extension Hub {
         default: break
         }
         do {
-            _ = try tokens.authenticate(request, now: wallClockMillis())
+            _ = try tokens.authenticate(request, now: clock.wallMillis())
             return nil
         } catch {
             return error

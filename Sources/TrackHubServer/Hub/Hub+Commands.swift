@@ -9,9 +9,9 @@ extension Hub {
     /// exact count walks every trip, so it is taken only when the cheap upper bound (every
     /// trip held, ended ones too) reaches the limit.
     func checkTripCapacity() throws(ProtocolError) {
-        if trips.count + pendingCreates.count < config.maxTrips { return }
-        var open = pendingCreates.count
-        for entry in trips.values where entry.trip.status != .ended { open += 1 }
+        if trips.count + trips.creating.count < config.maxTrips { return }
+        var open = trips.creating.count
+        for entry in trips.entries.values where entry.trip.status != .ended { open += 1 }
         if open >= config.maxTrips {
             throw .tooLarge("trips: \(open) trips have not ended; the limit is \(config.maxTrips) (--max-trips)")
         }
@@ -19,7 +19,7 @@ extension Hub {
 
     /// A fresh snapshot to every subscriber (after creation or a new route).
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
-        guard let followers = subscribers[id], !followers.isEmpty else { return }
+        guard let followers = subscriptions.followers(of: id), !followers.isEmpty else { return }
         let trail = recentTrailForAnswer(trip: id)
         let message = OutboundMessage.snapshot(TripView(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
         _ = broadcast(message, trip: id)
@@ -32,7 +32,7 @@ extension Hub {
         var id: String
         repeat {
             id = "t-" + String((0..<10).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
-        } while trips[id] != nil || pendingCreates.contains(id)
+        } while trips.isTaken(id)
         return id
     }
 

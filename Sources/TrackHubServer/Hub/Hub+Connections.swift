@@ -26,7 +26,7 @@ extension Hub {
     }
 
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
-        let now = wallClockMillis()
+        let now = clock.wallMillis()
         sessions[id] = Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: initialGrants(for: request, now: now))
         metrics.connectionsOpened += 1
         metrics.connectionsOpen += 1
@@ -48,7 +48,7 @@ extension Hub {
         let session = sessions[id]
         session?.messagesIn += 1
         guard let session, !session.isClosing else { return }
-        let now = wallClockMillis()
+        let now = clock.wallMillis()
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
         case .failure(let error):
@@ -96,7 +96,7 @@ extension Hub {
         case .replacedFrame: metrics.framesDropped += 1
         case .replacedReply: metrics.repliesReplaced += 1
         }
-        if case .close(let code, let reason) = sessionPolicy.afterQueueing(session, now: wallClockMillis()) {
+        if case .close(let code, let reason) = sessionPolicy.afterQueueing(session, now: clock.wallMillis()) {
             metrics.slowConsumerCloses += 1
             metrics.unsentCapCloses += 1
             closeSession(id, code: code, reason: reason)
@@ -147,22 +147,20 @@ extension Hub {
     // MARK: - Subscriptions
 
     func addSubscriber(_ id: ConnectionID, to trip: String, mode: SubscriptionMode) {
-        if subscribers[trip]?[id] == nil { metrics.subscriptions += 1 }
-        subscribers[trip, default: [:]][id] = mode
-        sessions[id]?.subscriptions[trip] = mode
+        guard let session = sessions[id] else { return }
+        subscriptions.add(session, to: trip, mode: mode)
+        metrics.subscriptions = subscriptions.count
     }
 
     func removeSubscriber(_ id: ConnectionID, from trip: String) {
-        guard subscribers[trip]?.removeValue(forKey: id) != nil else { return }
-        metrics.subscriptions -= 1
-        if subscribers[trip]?.isEmpty == true { subscribers[trip] = nil }
-        sessions[id]?.subscriptions[trip] = nil
+        guard subscriptions.remove(id, session: sessions[id], from: trip) else { return }
+        metrics.subscriptions = subscriptions.count
         if let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
     }
 
     /// Sends one message to every subscriber of a trip, optionally only those in one mode.
     func broadcast(_ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil) -> Int {
-        guard let followers = subscribers[trip] else { return 0 }
+        guard let followers = subscriptions.followers(of: trip) else { return 0 }
         return broadcast(message, to: followers, mode: mode)
     }
 

@@ -33,7 +33,7 @@ extension Hub {
     /// Animates a stored, applied fix from `now`. `receivedAt` is when it reached the hub (the
     /// log entry's time in cluster mode, so every node computes the same clock ratio).
     func applyCommittedFix(trip: String, fix: FixInput, now: Int64, receivedAt: Int64) {
-        guard let (segment, events, seq, slot) = mutateTrip(trip, { entry in
+        guard let (segment, events, seq, slot) = trips.mutate(trip, { entry in
             let (segment, events) = entry.trip.apply(fix, now: now, receivedAt: receivedAt)
             if let segment {
                 entry.segmentSeq += 1
@@ -50,7 +50,7 @@ extension Hub {
         if events.isEmpty {
             // Only the marker moved: its state is written with the next flush of changed
             // trips (every 100 ms), not in a store batch of its own per fix.
-            tripsWithUnstoredState.insert(trip)
+            trips.markStateUnstored(trip)
         } else {
             storeStateAndSend(events, trip: trip)
         }
@@ -86,12 +86,12 @@ extension Hub {
     /// event is stored before it is sent). `then` runs after the events went out.
     func storeStateAndSend(_ events: [TripEvent], trip: String, then: (@Sendable (Result<Void, StoreError>) -> Void)? = nil) {
         guard let entry = trips[trip] else { return }
-        tripsWithUnstoredState.remove(trip)
+        trips.markStateStored(trip)
         var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
         let encoded = events.map { ServerMessages.event(trip: trip, $0) }
         if commands.keepsRecentEvents, !encoded.isEmpty {
             // Kept for snapshots: a node that starts from one replays these with since_event.
-            mutateTrip(trip) { entry in
+            trips.mutate(trip) { entry in
                 entry.recentEvents.append(contentsOf: encoded)
                 if entry.recentEvents.count > TripEntry.recentEventsKept {
                     entry.recentEvents.removeFirst(entry.recentEvents.count - TripEntry.recentEventsKept)
@@ -111,14 +111,14 @@ extension Hub {
 
     /// Writes the state of every trip changed since the last flush, in one batch.
     func flushChangedTripStates() {
-        guard !tripsWithUnstoredState.isEmpty else { return }
+        guard !trips.unstoredState.isEmpty else { return }
+        let changed = trips.takeUnstoredStates()
         var records: [StoreRecord] = []
-        records.reserveCapacity(tripsWithUnstoredState.count)
-        for id in tripsWithUnstoredState {
+        records.reserveCapacity(changed.count)
+        for id in changed {
             guard let entry = trips[id] else { continue }
             records.append(.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON))
         }
-        tripsWithUnstoredState.removeAll(keepingCapacity: true)
         persist(records) { _ in }
     }
 
@@ -127,17 +127,17 @@ extension Hub {
         for event in events {
             let message = OutboundMessage(payload: event.payload)
             metrics.eventsOut += broadcast(message, trip: trip)
-            lastBroadcastEvent[trip] = max(lastBroadcastEvent[trip] ?? 0, event.n)
+            trips.noteEventSent(event.n, trip: trip)
         }
     }
 
     /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.
     func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         storeBatchesInFlight += 1
-        let submitted = monotonicMicros()
+        let submitted = systemMonotonicMicros()
         store.append(records) { [self] result in
             runOnServiceThread { [self] in
-                metrics.storeCommit.observe(ms: (monotonicMicros() - submitted) / 1000)
+                metrics.storeCommit.observe(ms: (systemMonotonicMicros() - submitted) / 1000)
                 storeBatchesInFlight -= 1
                 if case .failure = result { metrics.storeFailures += 1 }
                 then(result)

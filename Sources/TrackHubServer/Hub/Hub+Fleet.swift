@@ -87,7 +87,7 @@ extension Hub {
         let key = viewport.groupKey
         fleet.groups[key, default: FleetState.Group(viewport: viewport)].members.insert(id)
         sessions[id]?.viewportKey = key
-        let answer = FleetAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? wallClockMillis() : fleet.indexTime, maxItems: config.maxItems)
+        let answer = FleetAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? clock.wallMillis() : fleet.indexTime, maxItems: config.maxItems)
         if fleet.groups[key]?.lastBody == nil { fleet.groups[key]?.lastBody = answer.body() }
         metrics.fleetMessagesEncoded += 1
         enqueue(answer.message(re: re, replyKey: key), to: id)
@@ -107,7 +107,7 @@ extension Hub {
         fleet.buildInFlight = true
         var members: [FleetMember] = []
         members.reserveCapacity(trips.count)
-        for (id, entry) in trips where entry.trip.status != .ended {
+        for (id, entry) in trips.entries where entry.trip.status != .ended {
             guard let marker = entry.trip.marker(at: now) else { continue }
             members.append(FleetMember(id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg))
         }
@@ -115,7 +115,7 @@ extension Hub {
         let viewports = fleet.groups.map { (key: $0.key, viewport: $0.value.viewport) }
         let maxItems = config.maxItems
         Hub.fleetQueue.async { [self] in
-            let started = monotonicMicros()
+            let started = systemMonotonicMicros()
             // A second thread only pays off for large fleets; below that it would just compete
             // with the store writer for the other core.
             let index = FleetIndex.build(members: fleetMembers, parallel: fleetMembers.count >= 50_000)
@@ -124,7 +124,7 @@ extension Hub {
                 let answer = FleetAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
                 answers.append((key, answer.body(), answer.message(re: nil, replyKey: nil)))
             }
-            let seconds = Double(monotonicMicros() - started) / 1_000_000
+            let seconds = Double(systemMonotonicMicros() - started) / 1_000_000
             let result = FleetBuildResult(index: index, answers: answers, seconds: seconds)
             runOnServiceThread { [self] in fleetBuilt(result, at: now) }
         }

@@ -8,7 +8,7 @@ import TrackHubStore
 extension Hub {
     func httpRequest(_ request: HTTPRequest) {
         metrics.httpRequests += 1
-        let now = wallClockMillis()
+        let now = clock.wallMillis()
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
         if !originPolicy.allowsHost(request.host) {
             respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
@@ -67,7 +67,7 @@ extension Hub {
         } else if !store.isHealthy {
             status = "unavailable"
         } else {
-            switch commands.health(now: wallClockMillis()) {
+            switch commands.health(now: clock.wallMillis()) {
             case .ok: status = "ok"
             case .unavailable: status = "unavailable"
             case .catchingUp: status = "catching_up"
@@ -160,7 +160,7 @@ extension Hub {
     private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64, visible: Grants = .everything) {
         let wanted = query.statuses.map(Set.init)
         // Bytewise order of ids (PROTOCOL 5), the same as comparing their UTF-8.
-        let ids = trips.keys.filter { id in
+        let ids = trips.entries.keys.filter { id in
             guard visible.allowsListing(id) else { return false }
             if let after = query.after, !id.utf8.lexicographicallyPrecedes(after.utf8) && id != after {
                 // keep ids strictly after `after`
@@ -191,7 +191,7 @@ extension Hub {
                 logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
                 trail = []
             }
-            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: wallClockMillis()))
+            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis()))
             if status == 201 { return respondCreated(connection, id: id, json: body) }
             respond(connection, status: status, json: body)
         }

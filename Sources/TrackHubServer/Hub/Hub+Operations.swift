@@ -36,7 +36,7 @@ extension Hub {
             sessions[id]?.queue.removeFrames(ofSlot: slot)
         }
         let entry = trips[trip]
-        let lastSent = lastBroadcastEvent[trip] ?? 0
+        let lastSent = trips.lastEvent(of: trip)
         var recovered: Bool?
         let trail: [StoredFix]
         var replay: [[UInt8]] = []

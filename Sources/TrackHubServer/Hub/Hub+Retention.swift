@@ -15,9 +15,7 @@ extension Hub {
             guard !ids.isEmpty else { return }
             runOnServiceThread { [self] in
                 for id in ids where trips[id]?.trip.status == .ended {
-                    trips[id] = nil
-                    animating.remove(id)
-                    lastBroadcastEvent[id] = nil
+                    trips.remove(id)
                 }
             }
         }

@@ -5,10 +5,10 @@ import TrackHubLWS
 /// frame-mode subscribers. Idle trips are not looked at.
 extension Hub {
     func tick() {
-        let started = monotonicMicros()
-        let now = wallClockMillis()
+        let started = systemMonotonicMicros()
+        let now = clock.wallMillis()
         commands.advanceTrips(now: now)
-        let elapsed = Double(monotonicMicros() - started) / 1_000_000
+        let elapsed = Double(systemMonotonicMicros() - started) / 1_000_000
         metrics.ticks += 1
         metrics.tickSecondsSum += elapsed
         metrics.tickSecondsLast = elapsed
@@ -33,8 +33,8 @@ extension Hub {
     /// One sub-tick of a hub on its own: the trips of the phase due now.
     func tickDueTrips(now: Int64) {
         var stopped: [String] = []
-        for id in animating.takeDue() {
-            guard let (frame, events, seq, slot, wantsTick) = mutateTrip(id, { entry in
+        for id in trips.animating.takeDue() {
+            guard let (frame, events, seq, slot, wantsTick) = trips.mutate(id, { entry in
                 let (frame, events) = entry.trip.tick(now: now)
                 if frame != nil { entry.frameSeq += 1 }
                 return (frame, events, entry.frameSeq, entry.slot, entry.trip.wantsTick)
@@ -49,18 +49,18 @@ extension Hub {
                     // before this sub-tick) has not moved the marker yet: look again at the
                     // next sub-tick, not a whole tick later. (No frame went out now, so the
                     // next one is still a tick or more after the last.)
-                    animating.scheduleSoon(id)
+                    trips.animating.scheduleSoon(id)
                 } else {
                     stopped.append(id)
                 }
             }
         }
-        for id in stopped { animating.remove(id) }
+        for id in stopped { trips.animating.remove(id) }
     }
 
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
-        if let frame, let followers = subscribers[id], followers.values.contains(.frames) {
+        if let frame, let followers = subscriptions.followers(of: id), followers.values.contains(.frames) {
             let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
             metrics.framesEncoded += 1
             metrics.framesOut += broadcast(message, to: followers, mode: .frames)
@@ -76,7 +76,7 @@ extension Hub {
     /// their last segment too ends at the destination with progress 1.
     func sendArrivalSegmentIfArrived(_ events: [TripEvent], trip id: String, now: Int64) {
         guard events.contains(where: { $0.kind == .arrived }) else { return }
-        guard let (segment, seq, slot) = mutateTrip(id, { entry -> (TripSegment, Int, Int)? in
+        guard let (segment, seq, slot) = trips.mutate(id, { entry -> (TripSegment, Int, Int)? in
             guard let segment = entry.trip.currentSegment(at: now) else { return nil }
             entry.segmentSeq += 1
             entry.lastSegment = segment

@@ -16,26 +16,21 @@ public final class Hub: @unchecked Sendable {
     /// Which Origins and Host names are answered (PROTOCOL 1).
     let originPolicy: OriginPolicy
     let store: TripStore
-    let host: LWSServerHost
+    /// The sockets: libwebsockets, or a test's fake (`ServerHost`).
+    let host: any ServerHost
+    /// Every rule's notion of now (keep-alive, slow readers, tokens, drain, the tick).
+    let clock: HubClock
     let serverName = TrackHubVersion.serverName
     var metrics = HubMetrics()
 
     var sessions: [ConnectionID: Session] = [:]
-    var trips: [String: TripEntry] = [:]
-    /// Subscribers per trip id, also for trips that do not exist yet.
-    var subscribers: [String: [ConnectionID: SubscriptionMode]] = [:]
-    /// Trips whose marker may move: the only ones the tick looks at, spread over sub-ticks.
-    var animating: TickSchedule
-    /// Trip ids being created (stored, not yet committed).
-    var pendingCreates: Set<String> = []
-    /// The highest event number sent live per trip (so a replay never repeats one).
-    var lastBroadcastEvent: [String: Int] = [:]
-    var nextSlot = 1
+    /// The trips, their animation schedule and what goes with each (one owner: see TripTable).
+    var trips: TripTable
+    /// Who follows which trip (also trips that do not exist yet), both ways.
+    var subscriptions = Subscriptions()
     var draining = false
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
-    /// Trips whose marker state changed and is not yet in a store batch.
-    var tripsWithUnstoredState: Set<String> = []
     var storeBatchesInFlight = 0
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
@@ -65,11 +60,14 @@ public final class Hub: @unchecked Sendable {
     /// The `--osmand-listen` port (valid after `start()`; 0 without one).
     public var osmandPort: Int { host.secondBoundPort }
 
-    public init(config: HubConfig, store: TripStore) {
+    /// A hub on `store`. `host` nil: libwebsockets on `config`'s listeners; tests pass a fake
+    /// host, and a manual `clock`.
+    public init(config: HubConfig, store: TripStore, host: (any ServerHost)? = nil, clock: HubClock = .system) {
         self.config = config
+        self.clock = clock
         self.originPolicy = OriginPolicy(config: config)
         self.store = store
-        self.animating = TickSchedule(tickHz: config.tickHz)
+        self.trips = TripTable(tickHz: config.tickHz)
         let tokens = TokenVerifier(secrets: config.jwtSecrets)
         self.tokens = tokens
         self.sessionPolicy = SessionPolicy(
@@ -79,13 +77,13 @@ public final class Hub: @unchecked Sendable {
             isSecured: tokens.isSecured,
             limits: APICall.Limits(protocolLimits: config.protocolLimits, maxRoutePoints: config.maxRoutePoints),
             authenticate: { request, now throws(ProtocolError) in try tokens.authenticate(request, now: now) })
-        self.host = LWSServerHost(options: ServerHostOptions(
+        self.host = host ?? LWSServerHost(options: ServerHostOptions(
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
-        host.delegate = HubHostDelegate(hub: self)
+        self.host.delegate = HubHostDelegate(hub: self)
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
@@ -103,7 +101,7 @@ public final class Hub: @unchecked Sendable {
                 return
             }
             port = host.boundPort
-            host.startTimer(intervalMicros: Int64(1_000_000 / (max(1, config.tickHz) * animating.phases)))
+            host.startTimer(intervalMicros: Int64(1_000_000 / (max(1, config.tickHz) * trips.animating.phases)))
             commands.startThreads()
             startedSignal.signal()
             host.run()
@@ -131,7 +129,7 @@ public final class Hub: @unchecked Sendable {
     public func beginShutdown() {
         runOnServiceThread { [self] in
             if draining { return }  // a second signal: the drain is already under way
-            drain(startedAt: monotonicMicros())
+            drain(startedAt: clock.monotonicMicros())
         }
     }
 
@@ -140,15 +138,6 @@ public final class Hub: @unchecked Sendable {
         host.requestStop()
         waitUntilStopped()
         store.close()
-    }
-
-    /// Runs `body` on a trip's entry in place. Copying an entry out of `trips`, changing it
-    /// and writing it back would make Swift copy the trip's remembered-fix sets on every
-    /// fix (copy-on-write with two owners); this never does.
-    @discardableResult
-    func mutateTrip<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
-        guard let index = trips.index(forKey: id) else { return nil }
-        return body(&trips.values[index])
     }
 
     /// Hands work to the service thread; safe from any thread.
@@ -175,14 +164,14 @@ public final class Hub: @unchecked Sendable {
 
     /// Loads the trips of the local store (a hub alone; see `LocalCommandLog`).
     func restoreTrips() throws {
-        let now = wallClockMillis()
+        let now = clock.wallMillis()
         for item in try store.loadTrips() {
-            var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: nextSlot, riderJSON: item.riderJSON)
-            nextSlot += 1
-            if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
-            trips[item.trip.id] = entry
-            lastBroadcastEvent[item.trip.id] = item.trip.lastEventNumber
-            if entry.trip.isAnimating(at: now) { animating.insert(item.trip.id) }
+            trips.add(item.trip.id, lastEventSent: item.trip.lastEventNumber) { slot in
+                var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: slot, riderJSON: item.riderJSON)
+                if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
+                return entry
+            }
+            if item.trip.isAnimating(at: now) { trips.animating.insert(item.trip.id) }
         }
     }
 
@@ -193,7 +182,7 @@ public final class Hub: @unchecked Sendable {
             draining = true
         }
         flushChangedTripStates()
-        let waitedMs = (monotonicMicros() - startedAt) / 1000
+        let waitedMs = (clock.monotonicMicros() - startedAt) / 1000
         // PROTOCOL 9: SIGTERM "stores and acks the fixes it has received". An ack that is
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
         // also wait (within the timeout) until every open connection's queue has drained.
@@ -219,7 +208,7 @@ public final class Hub: @unchecked Sendable {
     }
 
     private func finishDrain(startedAt: Int64) {
-        let waitedMs = (monotonicMicros() - startedAt) / 1000
+        let waitedMs = (clock.monotonicMicros() - startedAt) / 1000
         if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
             host.requestStop()
             return

@@ -39,7 +39,7 @@ public enum HubLog {
     public static func log(_ level: LogLevel, _ message: String, _ fields: [(key: String, value: LogValue)] = [], always: Bool = false) {
         let (enabled, format, secrets) = settings.withLock { (always || level <= $0.level, $0.format, $0.secrets) }
         guard enabled else { return }
-        let line = LogLine(timeMillis: wallClockMillis(), level: level, message: message, fields: fields)
+        let line = LogLine(timeMillis: systemWallClockMillis(), level: level, message: message, fields: fields)
         var bytes = Array(line.encoded(format, redact: { LogRedaction.redact($0, secrets: secrets) }).utf8)
         bytes.append(UInt8(ascii: "\n"))
         settings.withLock { _ in writeAll(bytes) }

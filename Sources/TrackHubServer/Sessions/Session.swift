@@ -32,7 +32,7 @@ final class Session {
     var messagesIn = 0
     var messagesOut = 0
     /// When it opened on the monotonic clock (µs): its duration, whatever the wall clock does.
-    let openedMonotonic = monotonicMicros()
+    let openedMonotonic = systemMonotonicMicros()
 
     init(id: ConnectionID, peerAddress: String, now: Int64, fixRate: Int, grants: Grants) {
         self.id = id

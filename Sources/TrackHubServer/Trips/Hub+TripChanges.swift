@@ -14,7 +14,7 @@ extension Hub {
 
     /// `proceed` (PROTOCOL 6.4): 409 unless the trip is holding at a waypoint.
     func changeProceed(_ id: String, at t: Int64) -> Result<ChangeUndo, ProtocolError> {
-        let outcome: Result<ChangeUndo, ProtocolError>? = mutateTrip(id) { entry in
+        let outcome: Result<ChangeUndo, ProtocolError>? = trips.mutate(id) { entry in
             let before = entry.trip
             do throws(TripCommandError) {
                 return .success(ChangeUndo(before: before, events: try entry.trip.proceed(now: t)))
@@ -28,7 +28,7 @@ extension Hub {
     /// A new route (PROTOCOL 5): 409 for an arrived or ended trip, 400 for waypoints that do
     /// not fit it. The running animation continues along the new route.
     func changeRoute(_ id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, at t: Int64) -> Result<ChangeUndo, ProtocolError> {
-        let outcome: Result<ChangeUndo, ProtocolError>? = mutateTrip(id) { entry in
+        let outcome: Result<ChangeUndo, ProtocolError>? = trips.mutate(id) { entry in
             let before = entry.trip
             if before.status == .arrived || before.status == .ended {
                 return .failure(.conflict("route: trip \(id) is \(before.status.rawValue)"))
@@ -49,7 +49,7 @@ extension Hub {
     /// The end (`DELETE`, or `--end-after` after arriving): no events for a trip that had
     /// ended already; nil for one that does not exist.
     func changeEnd(_ id: String, at t: Int64) -> ChangeUndo? {
-        mutateTrip(id) { entry in
+        trips.mutate(id) { entry in
             let before = entry.trip
             let events = entry.trip.end(now: t)
             if !events.isEmpty { entry.endedAt = t }

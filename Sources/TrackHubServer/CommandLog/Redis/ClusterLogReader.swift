@@ -123,8 +123,8 @@ final class ClusterLogReader: Sendable {
 
     /// Waits up to `milliseconds`, returning early (true) when asked to stop.
     private func stoppedProbe(milliseconds: Int) -> Bool {
-        let deadline = monotonicMicros() / 1000 + Int64(milliseconds)
-        while monotonicMicros() / 1000 < deadline {
+        let deadline = systemMonotonicMicros() / 1000 + Int64(milliseconds)
+        while systemMonotonicMicros() / 1000 < deadline {
             if stopping.withLock({ $0 }) { return true }
             usleep(10_000)
         }

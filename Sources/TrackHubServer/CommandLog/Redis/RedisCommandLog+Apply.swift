@@ -24,7 +24,7 @@ extension RedisCommandLog {
         for (partition, id) in batch.lastIDs where state.applied[partition] < id { state.applied[partition] = id }
         state.watermark = max(state.watermark, batch.watermark)
         state.reader?.consumed()
-        tickGrid(now: wallClockMillis())
+        tickGrid(now: hub.clock.wallMillis())
     }
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {
@@ -66,14 +66,12 @@ extension RedisCommandLog {
         }
         var created = trip
         let event = created.created(now: t)
-        hub.trips[id] = TripEntry(trip: created, createdAt: t, slot: hub.nextSlot, riderJSON: riderJSON)
-        hub.nextSlot += 1
-        hub.lastBroadcastEvent[id] = 0
+        hub.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
         hub.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
                 if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 201) }
             }
-            hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
 
@@ -82,7 +80,7 @@ extension RedisCommandLog {
         var records: [StoreRecord] = []
         verdicts.reserveCapacity(fixes.count)
         for fix in fixes {
-            let verdict = hub.mutateTrip(id) { $0.trip.judge(fix) } ?? .refused(.ended)
+            let verdict = hub.trips.mutate(id) { $0.trip.judge(fix) } ?? .refused(.ended)
             verdicts.append(verdict)
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
@@ -121,7 +119,7 @@ extension RedisCommandLog {
         }
         hub.storeStateAndSend(change.events, trip: id) { [self] _ in
             answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
-            hub.sendSnapshotToSubscribers(trip: id, now: wallClockMillis())
+            hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
 

@@ -36,9 +36,9 @@ extension RedisCommandLog {
             watermark = snapshot.watermark
         }
         let writer = ClusterLogWriter(address: address)
-        let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.animating.phases)
+        let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
-        state.lastSnapshotAt = wallClockMillis()
+        state.lastSnapshotAt = hub.clock.wallMillis()
         state.reader = ClusterLogReader(
             address: address, partitions: partitions, after: positions,
             deliver: { [self] batch in hub.runOnServiceThread { [self] in applyLogBatch(batch) } },
@@ -54,12 +54,12 @@ extension RedisCommandLog {
     }
 
     private func connectForStartup(_ address: RedisAddress) throws -> RedisConnection {
-        let deadline = monotonicMicros() / 1000 + Self.clusterStartDeadlineMs
+        let deadline = systemMonotonicMicros() / 1000 + Self.clusterStartDeadlineMs
         while true {
             do {
                 return try RedisConnection(address, timeoutMs: 5000)
             } catch {
-                if monotonicMicros() / 1000 >= deadline {
+                if systemMonotonicMicros() / 1000 >= deadline {
                     throw ClusterStartError("--cluster: \(error) (tried for \(Self.clusterStartDeadlineMs / 1000) s)")
                 }
                 usleep(200_000)  // start-up retry pace while Redis comes up, not synchronisation
@@ -71,15 +71,15 @@ extension RedisCommandLog {
     private func install(_ snapshot: ClusterSnapshot) throws {
         var records: [StoreRecord] = []
         for record in snapshot.trips {
-            var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: hub.nextSlot, riderJSON: record.rider.map { Array($0.utf8) })
-            hub.nextSlot += 1
-            entry.frameSeq = record.frameSeq
-            entry.segmentSeq = record.segmentSeq
-            entry.nextTickAt = record.nextTickAt
-            entry.endedAt = record.endedAt
-            entry.recentEvents = record.events.map { Array($0.utf8) }
-            hub.trips[record.trip.id] = entry
-            hub.lastBroadcastEvent[record.trip.id] = record.trip.lastEventNumber
+            hub.trips.add(record.trip.id, lastEventSent: record.trip.lastEventNumber) { slot in
+                var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: slot, riderJSON: record.rider.map { Array($0.utf8) })
+                entry.frameSeq = record.frameSeq
+                entry.segmentSeq = record.segmentSeq
+                entry.nextTickAt = record.nextTickAt
+                entry.endedAt = record.endedAt
+                entry.recentEvents = record.events.map { Array($0.utf8) }
+                return entry
+            }
             records += ClusterSnapshot.storeRecords(for: record)
         }
         let done = DispatchSemaphore(value: 0)
@@ -96,7 +96,7 @@ extension RedisCommandLog {
     /// background queue. Only the node holding `trackhub:snapshot-lock` writes, so the nodes
     /// of a cluster write one snapshot per interval between them.
     func writeSnapshot() {
-        let captured = hub.trips.values.map { entry in
+        let captured = hub.trips.entries.values.map { entry in
             (entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents)
         }
         let positions = state.applied

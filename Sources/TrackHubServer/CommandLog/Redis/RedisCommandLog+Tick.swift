@@ -30,7 +30,7 @@ extension RedisCommandLog {
     /// Runs a trip's due grid ticks up to `limit` (inclusive), in order.
     func advanceTicks(of id: String, through limit: Int64) {
         while let due = hub.trips[id]?.nextTickAt, due <= limit {
-            guard let (frame, events, seq, slot, wantsMore) = hub.mutateTrip(id, { entry in
+            guard let (frame, events, seq, slot, wantsMore) = hub.trips.mutate(id, { entry in
                 let (frame, events) = entry.trip.tick(now: due)
                 if frame != nil { entry.frameSeq += 1 }
                 let wantsMore = entry.trip.wantsTick
@@ -51,7 +51,7 @@ extension RedisCommandLog {
     /// Otherwise its next tick is the first sub-tick after `t`, if it has anything to tick.
     /// Every node has the same `nextTickAt` (it is in the snapshot), so every node decides alike.
     func scheduleGridTicks(of id: String, after t: Int64) {
-        let next: Int64? = hub.mutateTrip(id) { entry in
+        let next: Int64? = hub.trips.mutate(id) { entry in
             if !entry.trip.wantsTick {
                 entry.nextTickAt = nil
             } else if entry.nextTickAt.map({ $0 <= t }) ?? true {

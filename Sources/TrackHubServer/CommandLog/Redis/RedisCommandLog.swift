@@ -38,7 +38,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func restore() throws {
         try join()
-        for (id, entry) in hub.trips { if let next = entry.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } }
+        for (id, entry) in hub.trips.entries { if let next = entry.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } }
     }
 
     func startThreads() {

@@ -21,7 +21,7 @@ struct RedisReconnect {
     /// The connection, connecting first when there is none and the backoff allows.
     mutating func get() throws(RedisError) -> RedisConnection {
         if let connection { return connection }
-        let now = monotonicMicros() / 1000
+        let now = systemMonotonicMicros() / 1000
         if now < nextAttempt, let lastError { throw lastError }
         do {
             let c = try RedisConnection(address, timeoutMs: timeoutMs)
@@ -40,7 +40,7 @@ struct RedisReconnect {
         connection = nil
         lastError = error
         backoffMs = min(2000, max(100, backoffMs * 2))
-        nextAttempt = monotonicMicros() / 1000 + backoffMs
+        nextAttempt = systemMonotonicMicros() / 1000 + backoffMs
     }
 
     var isConnected: Bool { connection != nil }

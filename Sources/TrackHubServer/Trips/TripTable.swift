@@ -1,0 +1,102 @@
+import TrackHubCore
+
+/// The trips a hub holds, and what goes with each: its entry, the ids being created, the
+/// animation schedule, the last event sent live, and whose marker state is not yet stored.
+/// Owned by the hub on its service thread; every change goes through a method here, which
+/// keeps these invariants:
+/// - each trip gets a slot no other trip of this process has had (a send queue's frames are
+///   replaced by slot, so a reused slot would let one trip's frame replace another's);
+/// - an id is being created or exists, never both;
+/// - a removed trip leaves nothing behind (schedule, last event, unstored state);
+/// - the last event sent live never goes down (a replay never repeats one).
+struct TripTable {
+    /// Every trip by id.
+    private(set) var entries: [String: TripEntry] = [:]
+    /// Ids being created (stored, not yet committed): taken, not yet visible.
+    private(set) var creating: Set<String> = []
+    /// Trips whose marker may move: the only ones a sub-tick looks at.
+    var animating: TickSchedule
+    private var nextSlot = 1
+    private var lastEventSent: [String: Int] = [:]
+    /// Trips whose marker state changed and is not yet in a store batch.
+    private(set) var unstoredState: Set<String> = []
+
+    init(tickHz: Int) {
+        animating = TickSchedule(tickHz: tickHz)
+    }
+
+    subscript(id: String) -> TripEntry? { entries[id] }
+
+    var count: Int { entries.count }
+
+    /// Whether `id` names a trip or one being created.
+    func isTaken(_ id: String) -> Bool { entries[id] != nil || creating.contains(id) }
+
+    // MARK: - Creating and removing
+
+    /// Takes `id` for a create in flight (false: it is taken already).
+    mutating func reserve(_ id: String) -> Bool {
+        if isTaken(id) { return false }
+        creating.insert(id)
+        return true
+    }
+
+    /// Gives back an id whose create did not commit.
+    mutating func release(_ id: String) {
+        creating.remove(id)
+    }
+
+    /// Adds a trip with a new slot (`make` builds its entry for that slot); ends a reservation
+    /// of its id. `lastEventSent`: the last event its subscribers have had (restores, snapshots).
+    mutating func add(_ id: String, lastEventSent: Int = 0, _ make: (_ slot: Int) -> TripEntry) {
+        precondition(entries[id] == nil, "trip \(id) is added once")
+        creating.remove(id)
+        entries[id] = make(nextSlot)
+        nextSlot += 1
+        self.lastEventSent[id] = lastEventSent
+    }
+
+    /// Forgets a trip and everything about it.
+    mutating func remove(_ id: String) {
+        entries[id] = nil
+        animating.remove(id)
+        lastEventSent[id] = nil
+        unstoredState.remove(id)
+    }
+
+    // MARK: - Changing one
+
+    /// Runs `body` on a trip's entry in place (nil: no such trip). Copying an entry out,
+    /// changing it and writing it back would make Swift copy the trip's remembered-fix sets
+    /// on every fix (copy-on-write with two owners); this never does.
+    @discardableResult
+    mutating func mutate<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
+        guard let index = entries.index(forKey: id) else { return nil }
+        return body(&entries.values[index])
+    }
+
+    // MARK: - Events sent live
+
+    /// The highest event number sent live for a trip (0: none).
+    func lastEvent(of trip: String) -> Int { lastEventSent[trip] ?? 0 }
+
+    /// Notes that event `n` of a trip went out live.
+    mutating func noteEventSent(_ n: Int, trip: String) {
+        guard entries[trip] != nil else { return }
+        lastEventSent[trip] = max(lastEventSent[trip] ?? 0, n)
+    }
+
+    // MARK: - Marker state to store
+
+    /// A trip's marker state changed (stored with the next batch).
+    mutating func markStateUnstored(_ id: String) { unstoredState.insert(id) }
+
+    /// A trip's marker state goes into the store with its own batch.
+    mutating func markStateStored(_ id: String) { unstoredState.remove(id) }
+
+    /// The trips whose state is to be stored now, forgotten here.
+    mutating func takeUnstoredStates() -> Set<String> {
+        defer { unstoredState.removeAll(keepingCapacity: true) }
+        return unstoredState
+    }
+}

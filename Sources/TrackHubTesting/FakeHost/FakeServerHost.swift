@@ -1,0 +1,243 @@
+import Dispatch
+import Synchronization
+import TrackHubLWS
+
+/// A `ServerHost` with no sockets: the test plays the peers (open, send, stop reading,
+/// close), the hub's writes are recorded per connection, and the timer fires only when the
+/// test calls `fireTimer()`. Every delegate call is made on the service thread (the one in
+/// `run()`), as libwebsockets makes them, so the hub runs exactly as in production.
+///
+/// Test calls are safe from any thread: each is queued to the service thread; the `…AndWait`
+/// forms return once it has run there.
+public final class FakeServerHost: ServerHost, @unchecked Sendable {
+    // Touched only on the service thread.
+    public var delegate: ServerHostDelegate?
+    public let boundPort = 0
+    public let secondBoundPort = 0
+    private var nextConnection: UInt64 = 1
+    private var responses: [ConnectionID: HTTPResponse] = [:]
+
+    private struct Shared {
+        var work: [@Sendable (FakeServerHost) -> Void] = []
+        /// A `serviceWoke` call is queued (wakes coalesce, as `lws_cancel_service` does).
+        var wakeQueued = false
+        var stopRequested = false
+        var connections: [ConnectionID: FakeConnection] = [:]
+        var timerIntervalMicros: Int64 = 0
+    }
+    private let shared = Mutex(Shared())
+    private let bell = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    // MARK: - ServerHost (the hub's side)
+
+    public func start() throws {}
+
+    public func run() {
+        while true {
+            bell.wait()
+            let (work, stop) = shared.withLock { state in
+                defer { state.work.removeAll() }
+                return (state.work, state.stopRequested)
+            }
+            for item in work { item(self) }
+            pumpWritable()
+            if stop {
+                closeEverything()
+                return
+            }
+        }
+    }
+
+    /// Queues one `serviceWoke()` after what the peers sent before it, so events keep the
+    /// order they happened in.
+    public func wake() {
+        let queued: Bool = shared.withLock { state in
+            if state.wakeQueued { return false }
+            state.wakeQueued = true
+            return true
+        }
+        if queued {
+            enqueue { host in
+                host.shared.withLock { $0.wakeQueued = false }
+                host.delegate?.serviceWoke()
+            }
+        }
+    }
+
+    public func requestStop() {
+        shared.withLock { $0.stopRequested = true }
+        bell.signal()
+    }
+
+    public func startTimer(intervalMicros: Int64) {
+        shared.withLock { $0.timerIntervalMicros = intervalMicros }
+    }
+
+    public func respond(_ id: ConnectionID, _ response: HTTPResponse) {
+        var whole = response
+        while let more = try? response.next?() { whole.body += more }  // a streamed body, joined
+        whole.next = nil
+        responses[id] = whole
+    }
+
+    public func requestWritable(_ id: ConnectionID) {
+        shared.withLock { $0.connections[id]?.wantsWritable = true }
+        bell.signal()  // served after the current callback, as lws would
+    }
+
+    public func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
+        shared.withLock { state in
+            guard let connection = state.connections[id], !connection.isClosed, connection.closedWith == nil else { return .failed }
+            guard connection.isReading else { return .mustQueue }
+            state.connections[id]?.received.append(String(decoding: message.payload, as: UTF8.self))
+            return .written
+        }
+    }
+
+    public func ping(_ id: ConnectionID) -> Bool {
+        let answered: Bool? = shared.withLock { state in
+            guard let connection = state.connections[id], connection.isReading, !connection.isClosed else { return nil }
+            state.connections[id]?.pings += 1
+            return connection.answersPings
+        }
+        guard let answered else { return false }
+        if answered { enqueue { host in host.delegate?.connectionAnsweredPing(id) } }
+        return true
+    }
+
+    public func drop(_ id: ConnectionID) {
+        shared.withLock { $0.connections[id]?.wasDropped = true }
+        enqueue { host in host.end(id, .none) }
+    }
+
+    public func close(_ id: ConnectionID, code: UInt16, reason: String) {
+        let isNew: Bool = shared.withLock { state in
+            guard state.connections[id]?.closedWith == nil else { return false }
+            state.connections[id]?.closedWith = (code, reason)
+            return true
+        }
+        if isNew { enqueue { host in host.end(id, .hub(code)) } }
+    }
+
+    // MARK: - The test's side (any thread)
+
+    /// Opens a WebSocket connection (`/v1/ws` with `query`); nil when the hub refused it.
+    public func openAndWait(query: [(name: String, value: String)] = [], peerAddress: String = "127.0.0.1") -> ConnectionID? {
+        onServiceThreadAndWait { host in
+            let request = UpgradeRequest(path: "/v1/ws", query: query, peerAddress: peerAddress)
+            guard case .accept = host.delegate?.upgradeRequested(request) else { return nil }
+            let id = ConnectionID(raw: host.nextConnection)
+            host.nextConnection += 1
+            host.shared.withLock { $0.connections[id] = FakeConnection() }
+            host.delegate?.connectionOpened(id, request: request)
+            return id
+        }
+    }
+
+    /// The peer sends one text message.
+    public func send(_ id: ConnectionID, _ text: String) {
+        enqueue { host in host.delegate?.connectionReceived(id, message: Array(text.utf8)) }
+    }
+
+    /// The peer stops (false) or starts again (true) reading its socket.
+    public func setReading(_ id: ConnectionID, _ reading: Bool) {
+        shared.withLock { $0.connections[id]?.isReading = reading }
+        bell.signal()
+    }
+
+    /// Whether the peer answers pings.
+    public func setAnswersPings(_ id: ConnectionID, _ answers: Bool) {
+        shared.withLock { $0.connections[id]?.answersPings = answers }
+    }
+
+    /// The peer closes with `code`.
+    public func peerClose(_ id: ConnectionID, code: UInt16 = 1000) {
+        enqueue { host in host.end(id, .peer(code)) }
+    }
+
+    /// The periodic timer fires once (`timerFired()` on the service thread).
+    public func fireTimer() {
+        enqueue { host in host.delegate?.timerFired() }
+    }
+
+    /// One HTTP request, answered when the hub responds (nil when it has not within `timeout`
+    /// seconds).
+    public func requestAndWait(_ method: HTTPMethod, _ path: String, body: String = "", authorization: String? = nil, timeout: Double = 10) -> HTTPResponse? {
+        let id: ConnectionID = onServiceThreadAndWait { host in
+            let id = ConnectionID(raw: host.nextConnection)
+            host.nextConnection += 1
+            host.delegate?.httpRequest(HTTPRequest(connection: id, method: method, path: path, authorization: authorization, peerAddress: "127.0.0.1", body: Array(body.utf8)))
+            return id
+        }
+        let deadline = DispatchTime.now() + timeout
+        while DispatchTime.now() < deadline {
+            if let response = onServiceThreadAndWait({ host in host.responses.removeValue(forKey: id) }) { return response }
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+        }
+        return nil
+    }
+
+    /// What the host saw of a connection so far.
+    public func connection(_ id: ConnectionID) -> FakeConnection? {
+        shared.withLock { $0.connections[id] }
+    }
+
+    /// The timer interval the hub asked for (0 before `start`).
+    public var timerIntervalMicros: Int64 { shared.withLock { $0.timerIntervalMicros } }
+
+    /// Runs `body` on the service thread and returns its result.
+    public func onServiceThreadAndWait<Result: Sendable>(_ body: @escaping @Sendable (FakeServerHost) -> Result) -> Result {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result?>(nil)
+        enqueue { host in
+            let value = body(host)
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        guard let value = result.withLock({ $0 }) else { preconditionFailure("the service thread ran the work and stored its result") }
+        return value
+    }
+
+    // MARK: - The loop
+
+    private func enqueue(_ work: @escaping @Sendable (FakeServerHost) -> Void) {
+        shared.withLock { $0.work.append(work) }
+        bell.signal()
+    }
+
+    /// Serves the writeable callbacks asked for, for peers that read: as lws does, one
+    /// message per callback, asking again while the hub says it has more.
+    private func pumpWritable() {
+        while true {
+            let ready: [ConnectionID] = shared.withLock { state in
+                let ids = state.connections.filter { $0.value.wantsWritable && $0.value.isReading && !$0.value.isClosed }.map(\.key)
+                for id in ids { state.connections[id]?.wantsWritable = false }
+                return ids
+            }
+            if ready.isEmpty { return }
+            for id in ready {
+                while let next = delegate?.nextMessage(for: id) {
+                    shared.withLock { $0.connections[id]?.received.append(String(decoding: next.message.payload, as: UTF8.self)) }
+                    if !next.hasMore { break }
+                }
+            }
+        }
+    }
+
+    private func end(_ id: ConnectionID, _ close: WebSocketClose) {
+        let wasOpen: Bool = shared.withLock { state in
+            guard let connection = state.connections[id], !connection.isClosed else { return false }
+            state.connections[id]?.isClosed = true
+            return true
+        }
+        if wasOpen { delegate?.connectionClosed(id, close: close) }
+    }
+
+    private func closeEverything() {
+        let open = shared.withLock { $0.connections.filter { !$0.value.isClosed }.map(\.key) }
+        for id in open { end(id, .none) }
+    }
+}

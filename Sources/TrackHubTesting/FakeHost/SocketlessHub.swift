@@ -1,0 +1,74 @@
+import Foundation
+import TrackHubLWS
+import TrackHubServer
+import TrackHubStore
+
+/// A hub with no socket and no real time: a `FakeServerHost` for its connections, a
+/// `ManualClock` for its rules and a memory store. Its timer fires only on `tick()`, so a
+/// test decides exactly when keep-alive, slow-reader, token and tick checks run.
+public final class SocketlessHub: @unchecked Sendable {
+    public let hub: Hub
+    public let host = FakeServerHost()
+    public let clock = ManualClock()
+    public let store = MemoryTripStore()
+
+    /// Starts a hub; `configure` changes the defaults.
+    public init(configure: (inout HubConfig) -> Void = { _ in }) throws {
+        var config = HubConfig()
+        config.webRoot = PackageRoot.webClient
+        configure(&config)
+        hub = Hub(config: config, store: store, host: host, clock: clock.hubClock)
+        try hub.start()
+    }
+
+    /// Stops the hub at once.
+    public func stop() { hub.stopNow() }
+
+    /// Fires the timer `subTicks` times (each one sub-tick: `tickHz × phases` per second).
+    public func tick(subTicks: Int = 1) {
+        for _ in 0..<subTicks { host.fireTimer() }
+        host.onServiceThreadAndWait { _ in () }  // the ticks have run
+    }
+
+    /// Lets `ms` pass as the service thread would see it: the clock moves in steps of
+    /// `stepMs` (at most), the timer firing once after each (the hub's housekeeping, pings
+    /// and slow-reader checks run on its own cadence within those ticks).
+    public func run(forMs ms: Int64, stepMs: Int64 = 100) {
+        var left = ms
+        while left > 0 {
+            let step = min(stepMs, left)
+            clock.advance(ms: step)
+            host.fireTimer()
+            left -= step
+        }
+        host.onServiceThreadAndWait { _ in () }
+    }
+
+    /// A JSON request; the status and the body as a JSON object (empty when not one).
+    public func http(_ method: HTTPMethod, _ path: String, json: Any? = nil) throws -> (status: Int, json: [String: Any]) {
+        let body = try json.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) } ?? ""
+        guard let response = host.requestAndWait(method, path, body: body) else {
+            throw TestFailure(description: "\(method) \(path) was not answered")
+        }
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, object)
+    }
+
+    /// A connection's received messages decoded as JSON objects.
+    public func messages(_ id: ConnectionID) -> [[String: Any]] {
+        (host.connection(id)?.received ?? []).compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Waits until a connection has received a message for which `matches` holds; returns it.
+    @discardableResult
+    public func waitForMessage(_ id: ConnectionID, _ what: String, timeout: Double = 10, matching matches: ([String: Any]) -> Bool) throws -> [String: Any] {
+        var found: [String: Any]?
+        try waitUntil(what, timeout: timeout) {
+            found = messages(id).first(where: matches)
+            return found != nil
+        }
+        return found ?? [:]
+    }
+}
