@@ -152,12 +152,14 @@ extension Hub {
         sessions[id]?.subscriptions[trip] = mode
     }
 
-    func removeSubscriber(_ id: ConnectionID, from trip: String) {
+    /// Ends a subscription. Its queued frames are dropped, unless `keepingQueuedFrames` (a
+    /// share link's end at arrival: the last frame, at the destination, must still go out).
+    func removeSubscriber(_ id: ConnectionID, from trip: String, keepingQueuedFrames: Bool = false) {
         guard subscribers[trip]?.removeValue(forKey: id) != nil else { return }
         metrics.subscriptions -= 1
         if subscribers[trip]?.isEmpty == true { subscribers[trip] = nil }
         sessions[id]?.subscriptions[trip] = nil
-        if let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
+        if !keepingQueuedFrames, let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
     }
 
     /// Sends one message to every subscriber of a trip, optionally only those in one mode.
