@@ -87,6 +87,7 @@ class OpenAPIWalkTest(unittest.TestCase):
             "CreateTrip": {"id": "W-new", "route": ROUTE},
             "Reroute": {"route": list(reversed(ROUTE))},
             "DevicePut": {"trip": "W1", "name": "walker"},
+            "ShareCreate": {"ttl_s": 600},  # an open hub: 409, documented
             "FixBatch": {"fixes": [{"lat": 38.7158, "lon": -9.1420, "ts": ts, "seq": 1},
                                    {"lat": 38.7170, "lon": -9.1390, "ts": ts + 60_000, "seq": 2}]},
         }

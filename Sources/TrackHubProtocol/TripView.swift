@@ -17,6 +17,18 @@ public struct TripView: Sendable {
     public var includeRoute: Bool
     /// Whether the body has `trail` (the trip list leaves it out).
     public var includeTrail: Bool
+    /// Who it is shown to: a customer's share link sees less (PROTOCOL 13).
+    public var audience: Audience = .full
+
+    /// Who a view is for.
+    public enum Audience: Sendable, Equatable {
+        /// Viewers, couriers, admins: every field.
+        case full
+        /// A share link (PROTOCOL 13): the rider's `name` only (no `id`), `config` null, an
+        /// empty `trail`; once the trip is over for customers (arrived and at the
+        /// destination, or ended) no `position` or `bearing` either.
+        case customer
+    }
 
     /// A view of `trip` (nil: unknown) at `now` (ms since the epoch).
     public init(
@@ -62,10 +74,17 @@ public struct TripView: Sendable {
             return
         }
         w.field("status", trip.status.rawValue)
+        let isCustomer = audience == .customer
         w.key("rider")
-        if let riderJSON { w.raw(riderJSON) } else { w.null() }
+        if isCustomer {
+            Self.writeCustomerRider(&w, riderJSON)
+        } else if let riderJSON {
+            w.raw(riderJSON)
+        } else {
+            w.null()
+        }
         w.key("config")
-        trip.config.write(to: &w)
+        if isCustomer { w.null() } else { trip.config.write(to: &w) }
         if includeRoute {
             w.key("route")
             if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
@@ -83,12 +102,14 @@ public struct TripView: Sendable {
         w.endArray()
         w.key("destination")
         ServerMessages.writePoint(&w, trip.destination)
-        let marker = trip.marker(at: now)
+        // Nobody follows the rider after the delivery (PROTOCOL 13).
+        let hidesRider = isCustomer && trip.isOverForCustomers(at: now)
+        let marker = hidesRider ? nil : trip.marker(at: now)
         w.key("position")
         ServerMessages.writePoint(&w, marker?.position)
         w.field("bearing", marker.map { ServerMessages.rounded($0.bearingDeg, places: 1) })
         let info: (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) =
-            marker == nil ? (nil, nil, nil, nil) : trip.progressInfo(at: now)
+            trip.marker(at: now) == nil ? (nil, nil, nil, nil) : trip.progressInfo(at: now)
         w.field("progress", info.progress.map { ServerMessages.rounded($0, places: 5) })
         w.field("done_m", info.doneM.map { ServerMessages.rounded($0, places: 1) })
         w.field("remaining_m", info.remainingM.map { ServerMessages.rounded($0, places: 1) })
@@ -97,7 +118,7 @@ public struct TripView: Sendable {
         if includeTrail {
             w.key("trail")
             w.beginArray()
-            for fix in trail {
+            for fix in isCustomer ? [] : trail {
                 w.beginArray()
                 w.coordinate(fix.lon)
                 w.coordinate(fix.lat)
@@ -107,5 +128,18 @@ public struct TripView: Sendable {
             w.endArray()
         }
         w.field("last_event", trip.lastEventNumber)
+    }
+
+    /// A customer's `rider`: `{"name": ...}` from the rider given at creation, nothing else of
+    /// it (no `id`, no other field); `null` when it has no string `name`.
+    static func writeCustomerRider(_ w: inout JSONWriter, _ riderJSON: [UInt8]?) {
+        guard let riderJSON, case .object(let rider)? = try? JSONParser(maxDepth: 16).parse(riderJSON),
+              case .string(let name)? = rider["name"] else {
+            w.null()
+            return
+        }
+        w.beginObject()
+        w.field("name", name)
+        w.endObject()
     }
 }

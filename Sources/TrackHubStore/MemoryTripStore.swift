@@ -25,6 +25,7 @@ public final class MemoryTripStore: TripStore {
         /// The number of the last fix stored, in any trip.
         var lastFixNumber: Int64 = 0
         var devices: [String: StoredDevice] = [:]
+        var shares: [String: StoredShare] = [:]
     }
 
     private let state = Mutex<State>(State())
@@ -68,8 +69,16 @@ public final class MemoryTripStore: TripStore {
         state.withLock { $0.devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) } }
     }
 
+    public func loadShares() throws(StoreError) -> [StoredShare] {
+        state.withLock { $0.shares.values.sorted { $0.jti < $1.jti } }
+    }
+
     private func apply(_ record: StoreRecord, to state: inout State) {
         switch record {
+        case .share(let share):
+            state.shares[share.jti] = share
+        case .forgetShares(let before):
+            state.shares = state.shares.filter { $0.value.expiresAt >= before }
         case .device(let device):
             state.devices[device.id] = device
         case .deleteDevice(let id):

@@ -59,6 +59,17 @@ final class SQLiteReader {
         return result
     }
 
+    /// Every share link kept, ordered by `jti`.
+    func shares() throws(SQLiteError) -> [StoredShare] {
+        let s = try statement("SELECT jti, trip, expires_at, revoked_at FROM share_links ORDER BY jti")
+        defer { s.reset() }
+        var result: [StoredShare] = []
+        while try s.step() {
+            result.append(StoredShare(jti: s.text(0) ?? "", trip: s.text(1) ?? "", expiresAt: s.int64(2), revokedAt: s.optionalInt64(3)))
+        }
+        return result
+    }
+
     func tripRows() throws(SQLiteError) -> [TripRow] {
         let s = try statement("SELECT k, id, created_at, rider, state, route, fix_mark FROM trips WHERE state IS NOT NULL ORDER BY k")
         defer { s.reset() }

@@ -46,7 +46,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// The database file's name in the data directory.
     public static let fileName = "trackhub.db"
     /// The schema this build writes, kept in `PRAGMA user_version`.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
     public static let defaultMaxPendingRecords = 100_000
 
     public let directory: String
@@ -180,10 +180,16 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             guard tables == 0 else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "not a TrackHub store (it has tables but no schema version)")
             }
+            // A new store is made as version 2 was, then migrated like any version 2 store.
             try db.exec(Self.schema)
+            try db.exec(Self.migrationFrom2)
         case 1:
             // Version 1 (before devices): fixes gain altitude and battery, devices a table.
             try db.exec(Self.migrationFrom1)
+            try db.exec(Self.migrationFrom2)
+        case 2:
+            // Version 2 (before share links): share links get a table.
+            try db.exec(Self.migrationFrom2)
         case schemaVersion:
             break
         default:
@@ -239,6 +245,22 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// Registered phones (PROTOCOL 11), by id.
     static let devicesTable = """
     CREATE TABLE devices(id TEXT PRIMARY KEY, trip TEXT, name TEXT, last_seen INTEGER, last_lat REAL, last_lon REAL) WITHOUT ROWID;
+    """
+
+    /// Share links (PROTOCOL 13) by `jti`: issued and revoked ones, until their token expires
+    /// (`expires_at`, ms), so a revocation holds across restarts. Its own constant: schema 3
+    /// may gain other tables in the same migration.
+    static let sharesTable = """
+    CREATE TABLE share_links(jti TEXT PRIMARY KEY, trip TEXT NOT NULL, expires_at INTEGER NOT NULL, revoked_at INTEGER) WITHOUT ROWID;
+    CREATE INDEX share_links_expiry ON share_links(expires_at);
+    """
+
+    /// From schema 2: nothing existing changes; the share links' table is added.
+    static let migrationFrom2 = """
+    BEGIN IMMEDIATE;
+    \(sharesTable)
+    PRAGMA user_version = 3;
+    COMMIT;
     """
 
     /// From schema 1: every existing row keeps its values (the new columns are NULL).
@@ -420,6 +442,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
 
     public func loadDevices() throws(StoreError) -> [StoredDevice] {
         try read { r throws(SQLiteError) in try r.devices() }
+    }
+
+    public func loadShares() throws(StoreError) -> [StoredShare] {
+        try read { r throws(SQLiteError) in try r.shares() }
     }
 
     public func loadTrips() throws(StoreError) -> [StoredTrip] {

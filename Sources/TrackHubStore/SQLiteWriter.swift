@@ -13,6 +13,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let insertEvent: SQLiteStatement
     private let upsertDevice: SQLiteStatement
     private let deleteDevice: SQLiteStatement
+    private let upsertShare: SQLiteStatement
+    private let forgetShares: SQLiteStatement
     private let upsertTrip: SQLiteStatement
     private let tripKeyByID: SQLiteStatement
     private let insertTripPlaceholder: SQLiteStatement
@@ -43,6 +45,8 @@ final class SQLiteWriter: @unchecked Sendable {
             INSERT OR REPLACE INTO devices(id, trip, name, last_seen, last_lat, last_lon) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
             """)
         deleteDevice = try db.prepare("DELETE FROM devices WHERE id = ?1")
+        upsertShare = try db.prepare("INSERT OR REPLACE INTO share_links(jti, trip, expires_at, revoked_at) VALUES(?1, ?2, ?3, ?4)")
+        forgetShares = try db.prepare("DELETE FROM share_links WHERE expires_at < ?1")
         insertEvent = try db.prepare("INSERT OR REPLACE INTO events(trip, n, body) VALUES(?1, ?2, ?3)")
         upsertTrip = try db.prepare("""
             INSERT INTO trips(id, status, created_at, ended_at, rider, state, route, fix_mark, updated_at)
@@ -109,6 +113,15 @@ final class SQLiteWriter: @unchecked Sendable {
                     case .deleteDevice(let id):
                         deleteDevice.bind(1, id)
                         try deleteDevice.run()
+                    case .share(let share):
+                        upsertShare.bind(1, share.jti)
+                        upsertShare.bind(2, share.trip)
+                        upsertShare.bind(3, share.expiresAt)
+                        upsertShare.bind(4, share.revokedAt)
+                        try upsertShare.run()
+                    case .forgetShares(let before):
+                        forgetShares.bind(1, before)
+                        try forgetShares.run()
                     case .event(let tripID, let n, let encoded):
                         let key = try tripKey(tripID, newKeys: &newKeys)
                         insertEvent.bind(1, key)

@@ -12,6 +12,10 @@ public enum StoreRecord: Sendable {
     case device(StoredDevice)
     /// Forgets a device.
     case deleteDevice(id: String)
+    /// A share link as it is now (issued, or revoked); the latest one per `jti` is kept.
+    case share(StoredShare)
+    /// Forgets the share links whose tokens expired before this time (ms since the epoch).
+    case forgetShares(expiredBefore: Int64)
 }
 
 /// A stored fix, for the trail and snapshots.
@@ -91,6 +95,8 @@ public protocol TripStore: AnyObject, Sendable {
     func loadTrips() throws(StoreError) -> [StoredTrip]
     /// Every registered device, for start-up.
     func loadDevices() throws(StoreError) -> [StoredDevice]
+    /// Every share link kept (issued or revoked, not yet forgotten), for start-up.
+    func loadShares() throws(StoreError) -> [StoredShare]
     /// Encoded events of a trip with `n > after`, in order, at most `limit`.
     func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]]
     /// Stored fixes of a trip ordered by (ts, seq), `ts` within `from...to`, that sort after

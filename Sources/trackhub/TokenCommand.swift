@@ -14,7 +14,8 @@ enum TokenCommand {
                         rotating) the token is signed with the first
       --secret-file FILE
                         read the secret from FILE (default: $TRACKHUB_JWT_SECRET_FILE)
-      --scope LIST      comma-separated: courier, viewer, fleet, admin (required)
+      --scope LIST      comma-separated: courier, viewer, fleet, admin (required); a customer's
+                        share link is not made here but by POST /v1/trips/{id}/share
       --trip ID         a trip the token may touch; repeat for more; '*' for every trip
                         (default: none; ignored by the hub for admin and fleet)
       --sub NAME        who the token is for (default cli)
@@ -31,7 +32,11 @@ enum TokenCommand {
         var scopes: Set<TokenScope> = []
         for name in scopeList.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = name.trimmingCharacters(in: .whitespaces)
-            guard let scope = TokenScope(rawValue: trimmed) else {
+            guard let scope = TokenScope(rawValue: trimmed), scope != .share else {
+                if trimmed == TokenScope.share.rawValue {
+                    // A share token must carry a jti the hub knows, so that it can be revoked.
+                    throw UsageError("--scope: share links are issued by the hub: POST /v1/trips/{id}/share (admin)")
+                }
                 throw UsageError("--scope: \(trimmed) is not courier, viewer, fleet or admin")
             }
             scopes.insert(scope)

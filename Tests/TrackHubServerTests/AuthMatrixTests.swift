@@ -7,10 +7,14 @@ import TrackHubTesting
 enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {
     case noToken, badSignature, expired
     case courier(right: Bool), viewer(right: Bool), fleet(right: Bool), admin(right: Bool)
+    /// A share link's token (PROTOCOL 13): its one trip, as a customer sees it.
+    case share(right: Bool)
 
     static var allCases: [Presenter] {
         [.noToken, .badSignature, .expired]
-            + [true, false].flatMap { right in [Presenter.courier(right: right), .viewer(right: right), .fleet(right: right), .admin(right: right)] }
+            + [true, false].flatMap { right in
+                [Presenter.courier(right: right), .viewer(right: right), .fleet(right: right), .admin(right: right), .share(right: right)]
+            }
     }
 
     var description: String {
@@ -22,6 +26,7 @@ enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {
         case .viewer(let right): return "viewer (\(right ? "right" : "wrong") trip)"
         case .fleet(let right): return "fleet (\(right ? "right" : "wrong") trip)"
         case .admin(let right): return "admin (\(right ? "right" : "wrong") trip)"
+        case .share(let right): return "share (\(right ? "right" : "wrong") trip)"
         }
     }
 
@@ -29,7 +34,8 @@ enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {
     func token(secret: String) -> String? {
         let now = Int64(Date().timeIntervalSince1970)
         func mint(_ scope: TokenScope, _ right: Bool, secret: String = secret, exp: Int64 = now + 3600) -> String {
-            JWT.mint(TokenClaims(subject: "m", expiresAt: exp, scopes: [scope], trips: right ? ["T1"] : ["T2"]), secret: secret)
+            let jti = scope == .share ? "matrix-share" : nil
+            return JWT.mint(TokenClaims(subject: "m", expiresAt: exp, scopes: [scope], trips: right ? ["T1"] : ["T2"], jti: jti), secret: secret)
         }
         switch self {
         case .noToken: return nil
@@ -39,6 +45,7 @@ enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {
         case .viewer(let right): return mint(.viewer, right)
         case .fleet(let right): return mint(.fleet, right)
         case .admin(let right): return mint(.admin, right)
+        case .share(let right): return mint(.share, right)
         }
     }
 
@@ -57,6 +64,11 @@ enum Presenter: CustomStringConvertible, CaseIterable, Equatable, Sendable {
         case .admin: return true
         default: return false
         }
+    }
+    /// What may subscribe to T1 and read it: those that may view it, and a share link for it.
+    var mayFollow: Bool {
+        if case .share(let right) = self { return right }
+        return mayView
     }
     /// courier listing T1, or admin.
     var mayDrive: Bool {
@@ -102,7 +114,7 @@ func bearer(_ token: String?) -> [String: String] {
         guard who.isValid else { return "unauthorized" }
         switch op {
         case "unsubscribe": return "unsubscribed"
-        case "subscribe": return who.mayView ? "snapshot" : "forbidden"
+        case "subscribe": return who.mayFollow ? "snapshot" : "forbidden"
         case "fix": return who.mayDrive ? "ack" : "forbidden"
         case "proceed": return who.mayDrive ? "conflict" : "forbidden"  // T1 is not holding
         case "viewport": return who.isAdmin || who.isFleet ? "clusters" : "forbidden"
@@ -159,7 +171,8 @@ func bearer(_ token: String?) -> [String: String] {
         switch route {
         case "GET /v1/trips": return 200
         case "POST /v1/trips": return who.isAdmin ? 201 : 403
-        case "GET /v1/trips/T1", "GET /v1/trips/T1/trail": return who.mayView ? 200 : 403
+        case "GET /v1/trips/T1": return who.mayFollow ? 200 : 403
+        case "GET /v1/trips/T1/trail": return who.mayView ? 200 : 403
         case "POST /v1/trips/T1/fixes": return who.mayDrive ? 200 : 403
         case "POST /v1/trips/T1/proceed": return who.mayDrive ? 409 : 403
         case "GET /v1/fleet/clusters?zoom=3": return who.isAdmin || who.isFleet ? 200 : 403

@@ -2,7 +2,7 @@ import TrackHubProtocol
 
 /// What a client may do (PROTOCOL section 2), from its token. Open mode grants everything.
 struct Grants: Sendable, Equatable {
-    enum Scope: String, Sendable { case courier, viewer, fleet, admin }
+    enum Scope: String, Sendable { case courier, viewer, fleet, admin, share }
     var scopes: Set<Scope>
     /// Trip ids the token lists; nil: every trip ("*").
     var trips: Set<String>?
@@ -10,21 +10,36 @@ struct Grants: Sendable, Equatable {
     var expiresAt: Int64?
     /// Whether any valid token (or open mode) is present.
     var isAuthenticated: Bool
+    /// The `jti` of a share token (PROTOCOL 13), by which it is revoked; nil for other tokens.
+    var shareID: String?
+    /// True once the connection's share link was revoked: every op that needs a token is then
+    /// `unauthorized`, as with no token, but the connection is not closed for lacking one.
+    var isRevoked = false
 
     static let everything = Grants(scopes: [.courier, .viewer, .fleet, .admin], trips: nil, expiresAt: nil, isAuthenticated: true)
     static let nothing = Grants(scopes: [], trips: [], expiresAt: nil, isAuthenticated: false)
 
-    init(scopes: Set<Scope>, trips: Set<String>?, expiresAt: Int64?, isAuthenticated: Bool) {
+    init(scopes: Set<Scope>, trips: Set<String>?, expiresAt: Int64?, isAuthenticated: Bool, shareID: String? = nil) {
         self.scopes = scopes
         self.trips = trips
         self.expiresAt = expiresAt
         self.isAuthenticated = isAuthenticated
+        self.shareID = shareID
     }
 
     init(claims: TokenClaims) {
+        let scopes = Set(claims.scopes.compactMap { Scope(rawValue: $0.rawValue) })
         self.init(
-            scopes: Set(claims.scopes.compactMap { Scope(rawValue: $0.rawValue) }),
-            trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true)
+            scopes: scopes, trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true,
+            shareID: scopes.contains(.share) ? claims.jti : nil)
+    }
+
+    /// What is left of a connection's grants once its share link is revoked: nothing, until a
+    /// `hello` brings another token; the token's `exp` still closes the connection.
+    func revoked() -> Grants {
+        var left = Grants(scopes: [], trips: [], expiresAt: expiresAt, isAuthenticated: true)
+        left.isRevoked = true
+        return left
     }
 
     /// The one check of PROTOCOL 2's table: whether these grants allow an operation that
@@ -35,6 +50,7 @@ struct Grants: Sendable, Equatable {
         case .anyone: return true
         case .anyToken: return isAuthenticated
         case .viewTrip: return allowsViewing(trip ?? "")
+        case .followTrip: return allowsViewing(trip ?? "") || allowsCustomerView(trip ?? "")
         case .driveTrip: return allowsDriving(trip ?? "")
         case .fleet: return allowsFleet
         case .admin: return allowsAdministering
@@ -47,6 +63,19 @@ struct Grants: Sendable, Equatable {
     /// `subscribe`, `GET /v1/trips/{id}`, `GET .../trail`: viewer or courier, its trips.
     func allowsViewing(_ trip: String) -> Bool {
         scopes.contains(.admin) || ((scopes.contains(.viewer) || scopes.contains(.courier)) && lists(trip))
+    }
+
+    /// A share token's one trip, as a customer sees it (PROTOCOL 13): only a token that lists
+    /// exactly that trip (a share token naming `*` or several trips sees none).
+    func allowsCustomerView(_ trip: String) -> Bool {
+        scopes.contains(.share) && trips?.count == 1 && trips?.contains(trip) == true
+    }
+
+    /// True when this connection sees `trip` only as a customer does: rider without id,
+    /// no trail, no config, nothing once it arrived (PROTOCOL 13). A token that may also view
+    /// the trip as a viewer (or admin) sees it whole.
+    func seesAsCustomer(_ trip: String) -> Bool {
+        !allowsViewing(trip) && allowsCustomerView(trip)
     }
 
     /// `fix`, `proceed`, `POST .../fixes`, `POST .../proceed`: courier, its trips.
@@ -80,6 +109,9 @@ enum Access: Sendable {
     case anyToken
     /// `viewer` or `courier` with the trip in `trips`.
     case viewTrip
+    /// `viewTrip`, or `share` with the trip as its one trip (PROTOCOL 13): `subscribe` and
+    /// `GET /v1/trips/{id}`, which a customer sees redacted.
+    case followTrip
     /// `courier` with the trip in `trips`.
     case driveTrip
     /// `fleet`.
@@ -97,7 +129,7 @@ extension ClientMessage {
         switch self {
         case .hello, .ping: return (.anyone, nil)
         case .unsubscribe: return (.anyToken, nil)
-        case .subscribe(let trip, _, _): return (.viewTrip, trip)
+        case .subscribe(let trip, _, _): return (.followTrip, trip)
         case .fix(let trip, _), .proceed(let trip): return (.driveTrip, trip)
         case .viewport: return (.fleet, nil)
         }

@@ -3,6 +3,8 @@ import TrackHubProtocol
 /// A scope a token may carry (PROTOCOL section 2).
 public enum TokenScope: String, Sendable, CaseIterable, Hashable {
     case courier, viewer, fleet, admin
+    /// A customer's share link (PROTOCOL 13): its one trip, as a customer sees it.
+    case share
 }
 
 /// The claims of a verified token that the hub acts on; other claims are ignored.
@@ -15,12 +17,15 @@ public struct TokenClaims: Sendable, Equatable {
     public var scopes: Set<TokenScope>
     /// `trips`; nil for `["*"]` (every trip).
     public var trips: Set<String>?
+    /// `jti`: the token's own id; a share link's, by which it is revoked (PROTOCOL 13).
+    public var jti: String?
 
-    public init(subject: String?, expiresAt: Int64, scopes: Set<TokenScope>, trips: Set<String>?) {
+    public init(subject: String?, expiresAt: Int64, scopes: Set<TokenScope>, trips: Set<String>?, jti: String? = nil) {
         self.subject = subject
         self.expiresAt = expiresAt
         self.scopes = scopes
         self.trips = trips
+        self.jti = jti
     }
 }
 
@@ -103,6 +108,12 @@ public enum JWT {
         case .string(let text)?: subject = text
         default: return .failure(TokenError("token sub is not a string"))
         }
+        var jti: String?
+        switch claims["jti"] {
+        case nil, .null?: jti = nil
+        case .string(let text)?: jti = text
+        default: return .failure(TokenError("token jti is not a string"))
+        }
         var scopes: Set<TokenScope> = []
         switch claims["scope"] {
         case nil, .null?: break
@@ -127,7 +138,7 @@ public enum JWT {
             }
         default: return .failure(TokenError("token trips must be an array of strings"))
         }
-        return .success(TokenClaims(subject: subject, expiresAt: expSeconds, scopes: scopes, trips: trips))
+        return .success(TokenClaims(subject: subject, expiresAt: expSeconds, scopes: scopes, trips: trips, jti: jti))
     }
 
     /// True once `exp` plus the leeway has passed.
@@ -144,6 +155,7 @@ public enum JWT {
         payload.beginObject()
         if let subject = claims.subject { payload.field("sub", subject) }
         if let issuedAt { payload.field("iat", issuedAt) }
+        if let jti = claims.jti { payload.field("jti", jti) }
         payload.field("exp", claims.expiresAt)
         payload.key("scope")
         payload.beginArray()

@@ -7,6 +7,13 @@ import TrackHubProtocol
 struct TokenVerifier: Sendable {
     /// The HS256 secrets, newest first; empty: an open hub, every token ignored.
     var secrets: [String]
+    /// The share links issued and revoked here (PROTOCOL 13): a revoked link's token is refused.
+    let shares: ShareLinks
+
+    init(secrets: [String], shares: ShareLinks = ShareLinks()) {
+        self.secrets = secrets
+        self.shares = shares
+    }
 
     var isSecured: Bool { !secrets.isEmpty }
 
@@ -19,6 +26,10 @@ struct TokenVerifier: Sendable {
         for secret in secrets {
             switch JWT.verify(token, secret: secret, nowMs: now) {
             case .success(let claims):
+                if let refusal = shareRefusal(claims) {
+                    HubLog.log(.info, "token refused", [("reason", .string(refusal.message))])
+                    return .failure(refusal)
+                }
                 return .success(Grants(claims: claims))
             case .failure(let error):
                 if verdict == nil || verdict == .badSignature { verdict = error }
@@ -27,6 +38,17 @@ struct TokenVerifier: Sendable {
         let refusal = ProtocolError.unauthorized(verdict?.message ?? "token is not valid")
         HubLog.log(.info, "token refused", [("reason", .string(refusal.message))])
         return .failure(refusal)
+    }
+
+    /// A share token is valid only with a `jti` (it is revoked by it) that was not revoked.
+    private func shareRefusal(_ claims: TokenClaims) -> ProtocolError? {
+        if let jti = claims.jti, shares.isRevoked(jti) {
+            return .unauthorized("token was revoked (share link \(jti))")
+        }
+        if claims.scopes.contains(.share) && claims.jti == nil {
+            return .unauthorized("token has scope share but no jti; share links come from POST /v1/trips/{id}/share")
+        }
+        return nil
     }
 
     /// The grants of an HTTP request's `Authorization: Bearer <token>`.

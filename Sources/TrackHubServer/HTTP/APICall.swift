@@ -23,6 +23,8 @@ enum APICall: Sendable {
     case deleteDevice(id: String)
     /// A fix in a phone app's protocol; nil from OwnTracks: a message that is not a location.
     case deviceFix(device: String, DeviceFix?, DeviceFix.Source)
+    case createShare(id: String, ShareRequest)
+    case revokeShare(jti: String)
 
     /// The limits parsing applies (the hub's flags).
     struct Limits: Sendable {
@@ -70,6 +72,10 @@ enum APICall: Sendable {
             return .deviceFix(device: fix.device, fix, .osmand)
         case .ownTracks(let id):
             return .deviceFix(device: id, try OwnTracksMessage.parse(device: id, body: body, limits: limits.protocolLimits, now: now), .owntracks)
+        case .createShare(let id):
+            return .createShare(id: id, try ShareRequest.decode(body, limits: limits.protocolLimits))
+        case .revokeShare(let jti):
+            return .revokeShare(jti: jti)
         }
     }
 
@@ -95,6 +101,8 @@ enum APICall: Sendable {
         case .putDevice(let id, _): return .putDevice(id: id)
         case .deleteDevice(let id): return .deleteDevice(id: id)
         case .deviceFix(let device, _, let source): return source == .osmand ? .osmandPost : .ownTracks(id: device)
+        case .createShare(let id, _): return .createShare(id: id)
+        case .revokeShare(let jti): return .revokeShare(jti: jti)
         }
     }
 }

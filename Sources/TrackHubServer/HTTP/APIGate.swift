@@ -51,6 +51,8 @@ struct APIGate: Sendable {
                 return .methodNotAllowed(.notFound("method \(request.method.rawValue) is not allowed on \(request.path); Allow: \(allow)"), allow: allow)
             case .badTripID(let id) where request.path.hasPrefix("/v1/devices/") || request.path.hasPrefix("/v1/owntracks/"):
                 throw .badRequest("device: device id \(id) is not a valid id")
+            case .badTripID(let id) where request.path.hasPrefix("/v1/shares/"):
+                throw .badRequest("jti: \(id) is not a valid share link id")
             case .badTripID(let id):
                 throw .badRequest("id: trip id \(id) is not a valid id")
             case .notFound, .preflight:

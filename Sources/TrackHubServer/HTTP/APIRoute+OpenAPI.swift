@@ -29,6 +29,8 @@ extension APIRoute.Kind {
         case .deleteDevice: return "Forget a device"
         case .osmandGet, .osmandPost: return "A fix in the OsmAnd protocol (Traccar Client, OsmAnd): query string, form or JSON body"
         case .ownTracks: return "A message of OwnTracks' HTTP mode; a location is a fix of the device's trip"
+        case .createShare: return "A share link for the customer's page (/t/<token>): a share-scoped token for this trip (409 on an open hub)"
+        case .revokeShare: return "Revoke a share link at once and durably: its subscribers are unsubscribed, its token refused"
         }
     }
 
@@ -37,6 +39,7 @@ extension APIRoute.Kind {
         case .anyone: return "No token needed."
         case .anyToken: return "Any valid token; the list holds only the token's trips unless admin or fleet."
         case .viewTrip: return "Scope viewer or courier, with the trip in the token's trips (or admin)."
+        case .followTrip: return "Scope viewer or courier with the trip in the token's trips (or admin); or share, its one trip, seen as a customer sees it."
         case .driveTrip: return "Scope courier, with the trip in the token's trips (or admin)."
         case .fleet: return "Scope fleet (or admin)."
         case .admin: return "Scope admin."
@@ -76,7 +79,7 @@ extension APIRoute.Kind {
                 Query(name: "batt", schema: OpenAPISchemas.number, description: "battery percent"),
             ]
         case .createTrip, .getTrip, .endTrip, .putRoute, .postFixes, .proceed, .openAPI, .listDevices, .getDevice,
-            .putDevice, .deleteDevice, .ownTracks:
+            .putDevice, .deleteDevice, .ownTracks, .createShare, .revokeShare:
             return []
         }
     }
@@ -88,8 +91,9 @@ extension APIRoute.Kind {
         case .putRoute: return "Reroute"
         case .postFixes: return "FixBatch"
         case .putDevice: return "DevicePut"
+        case .createShare: return "ShareCreate"
         case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice,
-            .deleteDevice, .osmandGet, .osmandPost, .ownTracks:
+            .deleteDevice, .osmandGet, .osmandPost, .ownTracks, .revokeShare:
             return nil
         }
     }
@@ -109,6 +113,8 @@ extension APIRoute.Kind {
         case .getDevice, .putDevice, .deleteDevice: return (200, [("application/json", "Device")])
         case .osmandGet, .osmandPost: return (200, [("text/plain", nil)])
         case .ownTracks: return (200, [("application/json", nil)])
+        case .createShare: return (201, [("application/json", "Share")])
+        case .revokeShare: return (200, [("application/json", "ShareRevoked")])
         }
     }
 
@@ -131,6 +137,8 @@ extension APIRoute.Kind {
         case .getDevice, .deleteDevice: statuses += [400, 403, 404, 503]
         case .putDevice: statuses += [400, 403, 404, 413, 503]
         case .osmandGet, .osmandPost, .ownTracks: statuses += [400, 404, 413, 429, 503]
+        case .createShare: statuses += [400, 403, 404, 409, 413, 503]
+        case .revokeShare: statuses += [400, 403, 404, 409, 503]
         }
         return statuses
     }

@@ -23,17 +23,22 @@ enum APIRoute: Equatable, Sendable {
     case osmandPost
     /// OwnTracks' HTTP mode; `id` is the device.
     case ownTracks(id: String)
+    /// A share link for the trip (PROTOCOL 13).
+    case createShare(id: String)
+    /// Revokes the share link whose token has this `jti`.
+    case revokeShare(jti: String)
 
     /// A route without its path parameters: one row of the table.
     enum Kind: String, CaseIterable, Sendable {
         case listTrips, createTrip, getTrip, endTrip, putRoute, postFixes, proceed, trail, fleetClusters, openAPI
         case listDevices, getDevice, putDevice, deleteDevice, osmandGet, osmandPost, ownTracks
+        case createShare, revokeShare
 
         var method: HTTPMethod {
             switch self {
             case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice, .osmandGet: return .get
-            case .createTrip, .postFixes, .proceed, .osmandPost, .ownTracks: return .post
-            case .endTrip, .deleteDevice: return .delete
+            case .createTrip, .postFixes, .proceed, .osmandPost, .ownTracks, .createShare: return .post
+            case .endTrip, .deleteDevice, .revokeShare: return .delete
             case .putRoute, .putDevice: return .put
             }
         }
@@ -54,6 +59,8 @@ enum APIRoute: Equatable, Sendable {
             case .getDevice, .putDevice, .deleteDevice: return "/v1/devices/{id}"
             case .osmandGet, .osmandPost: return "/v1/osmand"
             case .ownTracks: return "/v1/owntracks/{id}"
+            case .createShare: return "/v1/trips/{id}/share"
+            case .revokeShare: return "/v1/shares/{id}"
             }
         }
 
@@ -62,8 +69,10 @@ enum APIRoute: Equatable, Sendable {
             switch self {
             case .listTrips: return .anyToken
             case .createTrip, .endTrip, .putRoute, .listDevices, .getDevice, .putDevice, .deleteDevice: return .admin
+            case .createShare, .revokeShare: return .admin
             case .osmandGet, .osmandPost, .ownTracks: return .device
-            case .getTrip, .trail: return .viewTrip
+            case .getTrip: return .followTrip
+            case .trail: return .viewTrip
             case .postFixes, .proceed: return .driveTrip
             case .fleetClusters: return .fleet
             case .openAPI: return .anyone
@@ -97,6 +106,8 @@ enum APIRoute: Equatable, Sendable {
             case .osmandGet: return .osmandGet
             case .osmandPost: return .osmandPost
             case .ownTracks: return .ownTracks(id: id)
+            case .createShare: return .createShare(id: id)
+            case .revokeShare: return .revokeShare(jti: id)
             }
         }
     }
@@ -133,15 +144,19 @@ enum APIRoute: Equatable, Sendable {
         case .osmandGet: return .osmandGet
         case .osmandPost: return .osmandPost
         case .ownTracks: return .ownTracks
+        case .createShare: return .createShare
+        case .revokeShare: return .revokeShare
         }
     }
 
     /// The trip id of a `/v1/trips/{id}...` route.
     var tripID: String? {
         switch self {
-        case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id): return id
+        case .getTrip(let id), .endTrip(let id), .putRoute(let id), .postFixes(let id), .proceed(let id), .trail(let id),
+            .createShare(let id):
+            return id
         case .listTrips, .createTrip, .fleetClusters, .openAPI, .listDevices, .getDevice, .putDevice, .deleteDevice,
-            .osmandGet, .osmandPost, .ownTracks:
+            .osmandGet, .osmandPost, .ownTracks, .revokeShare:
             return nil
         }
     }

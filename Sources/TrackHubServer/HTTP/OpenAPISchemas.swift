@@ -48,6 +48,12 @@ enum OpenAPISchemas {
             ], required: ["device", "trip", "name", "last_seen", "last_position"])),
             ("DeviceList", object([("devices", array(ref("Device")))], required: ["devices"])),
             ("DevicePut", object([("trip", nullable("string")), ("name", string)], required: ["trip"])),
+            ("ShareCreate", object([("ttl_s", ["type": "integer", "minimum": 1, "maximum": 2_592_000, "default": 86_400])], required: [])),
+            ("Share", object([
+                ("token", string), ("jti", string), ("url", ["type": "string", "description": "/t/<token>, the customer's page"]),
+                ("expires_at", ["type": "integer", "description": "ms since the epoch"]),
+            ], required: ["token", "jti", "url", "expires_at"])),
+            ("ShareRevoked", object([("jti", string), ("revoked", boolean)], required: ["jti", "revoked"])),
         ]))
     }
 

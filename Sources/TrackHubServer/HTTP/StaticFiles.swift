@@ -3,7 +3,9 @@ import TrackHubLWS
 
 /// Serves the web client (PROTOCOL section 10): files under the web root, Leaflet from
 /// Debian's libjs-leaflet under `/vendor/leaflet/`, and the page routes `/`, `/trips/{id}`
-/// and `/fleet`, which all answer the single-page app's `index.html`.
+/// and `/fleet`, which all answer the single-page app's `index.html`, and `/t/{token}`, the
+/// customer's page of a share link (PROTOCOL 13), which answers `share.html`: a page of its
+/// own, not the dashboard with parts hidden.
 struct StaticFiles {
     let webRoot: String
     let leafletRoot: String
@@ -17,6 +19,8 @@ struct StaticFiles {
         var response: HTTPResponse
         if path == "/" || path == "/fleet" || path == "/index.html" || isTripPage(path) {
             response = safeFile(root: webRoot, relative: "index.html")
+        } else if isSharePage(path) {
+            response = safeFile(root: webRoot, relative: "share.html")
         } else if path.hasPrefix("/vendor/leaflet/") {
             let relative = String(path.dropFirst("/vendor/leaflet/".count))
             response = safeFile(root: leafletRoot, relative: relative)
@@ -60,6 +64,13 @@ struct StaticFiles {
         guard path.hasPrefix("/trips/") else { return false }
         let id = path.dropFirst("/trips/".count)
         return !id.isEmpty && !id.contains("/")
+    }
+
+    /// `/t/{token}`: one path segment after `/t/`.
+    private func isSharePage(_ path: String) -> Bool {
+        guard path.hasPrefix("/t/") else { return false }
+        let token = path.dropFirst("/t/".count)
+        return !token.isEmpty && !token.contains("/")
     }
 
     private func safeFile(root: String, relative: String) -> HTTPResponse {

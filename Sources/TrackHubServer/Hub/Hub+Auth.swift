@@ -52,6 +52,9 @@ extension Hub {
         default:
             break
         }
+        if grants.isRevoked {
+            return .unauthorized("\(message.op): the connection's token was revoked (share link); present another in hello")
+        }
         guard grants.isAuthenticated else {
             return .unauthorized("\(message.op): no valid token; present one as ?token= on the upgrade or in hello")
         }
@@ -65,7 +68,7 @@ extension Hub {
         case .subscribe(let trip, _, _):
             // too_large comes before forbidden (PROTOCOL 4): let subscribe report the limit.
             if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions { return nil }
-            return .forbidden("subscribe: token does not allow trip \(trip) (needs scope viewer or courier with the trip in trips)")
+            return .forbidden("subscribe: token does not allow trip \(trip) (needs scope viewer or courier with the trip in trips, or share for its one trip)")
         case .viewport:
             return .forbidden("viewport: token has no fleet scope")
         default:
@@ -89,7 +92,7 @@ extension Hub {
     func replaceGrants(of id: ConnectionID, with grants: Grants) {
         guard let session = sessions[id] else { return }
         sessions[id]?.grants = grants
-        for trip in session.subscriptions.keys.sorted() where !grants.allowsViewing(trip) {
+        for trip in session.subscriptions.keys.sorted() where !grants.permits(.followTrip, trip: trip) {
             removeSubscriber(id, from: trip)
             enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "forbidden"), to: id)
         }

@@ -17,12 +17,24 @@ extension Hub {
         }
     }
 
-    /// A fresh snapshot to every subscriber (after creation or a new route).
+    /// A fresh snapshot to every subscriber (after creation or a new route); share
+    /// subscribers get the customer's view of it (PROTOCOL 13), encoded once for all of them.
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = subscriptions.followers(of: id), !followers.isEmpty else { return }
         let trail = recentTrailForAnswer(trip: id)
         let message = OutboundMessage.snapshot(TripView(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
-        _ = broadcast(message, trip: id)
+        var customerMessage: OutboundMessage?
+        for (connection, _) in followers {
+            guard sessions[connection]?.grants.seesAsCustomer(id) == true else {
+                enqueue(message, to: connection)
+                continue
+            }
+            if customerMessage == nil {
+                customerMessage = OutboundMessage.snapshot(
+                    TripView(id: id, entry: trips[id], trail: [], now: now, audience: .customer), re: nil, recovered: nil)
+            }
+            if let customerMessage { enqueue(customerMessage, to: connection) }
+        }
     }
 
     /// A fresh random trip id (`t-` and 10 characters) no trip here has.

@@ -152,10 +152,12 @@ extension Hub {
         metrics.subscriptions = subscriptions.count
     }
 
-    func removeSubscriber(_ id: ConnectionID, from trip: String) {
+    /// Ends a subscription. Its queued frames are dropped, unless `keepingQueuedFrames` (a
+    /// share link's end at arrival: the last frame, at the destination, must still go out).
+    func removeSubscriber(_ id: ConnectionID, from trip: String, keepingQueuedFrames: Bool = false) {
         guard subscriptions.remove(id, session: sessions[id], from: trip) else { return }
         metrics.subscriptions = subscriptions.count
-        if let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
+        if !keepingQueuedFrames, let slot = trips[trip]?.slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
     }
 
     /// Sends one message to every subscriber of a trip, optionally only those in one mode.

@@ -129,6 +129,7 @@ extension Hub {
             metrics.eventsOut += broadcast(message, trip: trip)
             trips.noteEventSent(event.n, trip: trip)
         }
+        endCustomerSubscriptionsIfOver(trip: trip, now: clock.wallMillis())  // after `arrived` (PROTOCOL 13)
     }
 
     /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.

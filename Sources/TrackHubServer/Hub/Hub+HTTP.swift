@@ -114,7 +114,7 @@ extension Hub {
             break  // answered by the gate, before the token check
         case .getTrip(let id):
             guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-            respondTrip(connection, id: id, status: 200, afterCommand: false)
+            respondTrip(connection, id: id, status: 200, afterCommand: false, audience: audience(of: grants, trip: id))
         case .trail(let id, let query, let format):
             guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
             // Every acked fix is in the trail: read once the log's answered writes are readable.
@@ -142,6 +142,10 @@ extension Hub {
             try putDevice(connection, id: id, body)
         case .deleteDevice(let id):
             try deleteDevice(connection, id: id)
+        case .createShare(let id, let body):
+            try createShare(connection, trip: id, body, now: now)
+        case .revokeShare(let jti):
+            try revokeShare(connection, jti: jti, now: now)
         case .deviceFix(let device, let fix, let source):
             do {
                 try deviceFix(connection, device: device, fix, source: source, now: now)
@@ -171,7 +175,9 @@ extension Hub {
             return wanted?.contains(status) ?? true
         }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let page = ids.prefix(query.limit)
-        let views = page.map { TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false) }
+        let views = page.map {
+            TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false, audience: audience(of: visible, trip: $0))
+        }
         respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
     }
 
@@ -179,8 +185,10 @@ extension Hub {
     /// thread; the body is built on it once the read is back, from the trip as it is then.
     /// A failed read answers `GET` with 503; after a command (which stands) the trip goes
     /// out without its trail, logged and counted.
-    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true) {
-        readFromStore({ store throws(StoreError) in try store.recentFixes(tripID: id, count: 100) }) { [self] result in
+    /// A share link's `audience` sees the customer's view (PROTOCOL 13), without a trail.
+    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true, audience: TripView.Audience = .full) {
+        let count = audience == .customer ? 0 : 100
+        readFromStore({ store throws(StoreError) in try store.recentFixes(tripID: id, count: count) }) { [self] result in
             let trail: [StoredFix]
             switch result {
             case .success(let read):
@@ -191,7 +199,7 @@ extension Hub {
                 logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
                 trail = []
             }
-            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis()))
+            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience))
             if status == 201 { return respondCreated(connection, id: id, json: body) }
             respond(connection, status: status, json: body)
         }

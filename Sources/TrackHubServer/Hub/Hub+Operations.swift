@@ -36,12 +36,13 @@ extension Hub {
             sessions[id]?.queue.removeFrames(ofSlot: slot)
         }
         let entry = trips[trip]
+        let audience = audience(of: session.grants, trip: trip)
         let lastSent = trips.lastEvent(of: trip)
         var recovered: Bool?
         let trail: [StoredFix]
         var replay: [[UInt8]] = []
         do {
-            trail = try store.recentFixes(tripID: trip, count: 100)
+            trail = audience == .customer ? [] : try store.recentFixes(tripID: trip, count: 100)
             if let sinceEvent {
                 if sinceEvent > (entry?.trip.lastEventNumber ?? 0) {
                     recovered = false
@@ -61,12 +62,14 @@ extension Hub {
             return
         }
         addSubscriber(id, to: trip, mode: mode)
-        let view = TripView(id: trip, entry: entry, trail: trail, now: now)
+        let view = TripView(id: trip, entry: entry, trail: trail, now: now, audience: audience)
         enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
         for event in replay { enqueue(payload: event, to: id) }
         if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
             enqueue(OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot), to: id)
         }
+        // A share link on a trip already over: its snapshot, then the end (PROTOCOL 13).
+        if audience == .customer { endCustomerSubscriptionsIfOver(trip: trip, now: now) }
     }
 
     private func receiveFix(from id: ConnectionID, trip: String, fix: FixInput, re: MessageID?, now: Int64) {

@@ -27,6 +27,7 @@ extension Hub {
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             fleetTickIfDue(now: now)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
+            forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
         }
     }
 
@@ -65,6 +66,8 @@ extension Hub {
             metrics.framesEncoded += 1
             metrics.framesOut += broadcast(message, to: followers, mode: .frames)
         }
+        // The last frame of an arrived trip (at the destination) ends its share subscriptions.
+        if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(trip: id, now: now) }
         if !events.isEmpty {
             sendArrivalSegmentIfArrived(events, trip: id, now: now)
             storeStateAndSend(events, trip: id)

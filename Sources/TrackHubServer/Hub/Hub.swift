@@ -91,6 +91,7 @@ public final class Hub: @unchecked Sendable {
     public func start() throws {
         try commands.restore()
         try restoreDevices()
+        try restoreShares()
         let thread = Thread { [self] in
             do {
                 try host.start()

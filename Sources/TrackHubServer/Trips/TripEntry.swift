@@ -27,9 +27,13 @@ struct TripEntry {
 
 extension TripView {
     /// The view of a trip the hub holds (nil: unknown) with its stored trail, at `now` (ms).
-    init(id: String, entry: TripEntry?, trail: [StoredFix], now: Int64, includeRoute: Bool = true, includeTrail: Bool = true) {
+    init(
+        id: String, entry: TripEntry?, trail: [StoredFix], now: Int64, includeRoute: Bool = true, includeTrail: Bool = true,
+        audience: Audience = .full
+    ) {
         self.init(
             id: id, trip: entry?.trip, riderJSON: entry?.riderJSON, trail: trail.map(\.fix), now: now,
             includeRoute: includeRoute, includeTrail: includeTrail)
+        self.audience = audience
     }
 }

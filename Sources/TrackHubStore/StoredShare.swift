@@ -1,0 +1,17 @@
+/// A share link the hub issued (PROTOCOL 13): the token's `jti`, its trip, when it expires and
+/// when it was revoked. Kept so a revocation holds across restarts; forgotten once expired.
+public struct StoredShare: Sendable, Equatable {
+    public var jti: String
+    public var trip: String
+    /// The token's `exp`, in ms since the epoch.
+    public var expiresAt: Int64
+    /// The hub's clock (ms) when it was revoked; nil: still valid.
+    public var revokedAt: Int64?
+
+    public init(jti: String, trip: String, expiresAt: Int64, revokedAt: Int64? = nil) {
+        self.jti = jti
+        self.trip = trip
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+    }
+}

@@ -1,0 +1,388 @@
+// The customer's page of a share link (/t/{token}, PROTOCOL 13): a map with the route done
+// solid and the rest dotted, the rider's marker animated from `segment` messages, the
+// destination, and a card like an order on its way ("Arriving in 9 min", "Alex is bringing
+// your order", a progress bar, "Your order is here"). A page of its own: no navigation, no
+// trail, no other trip. It reuses the dashboard's modules for the protocol client, the
+// segment animation, the geometry and the map (with its offline vector basemap).
+
+import { connect, pageHubUrl } from "./trackhub-client.js";
+import { SegmentAnimator } from "./segment-animator.js";
+import { cumulative, splitAt, bounds as lineBounds } from "./geo.js";
+import { h, makeMap, reducedMotion, cardPadding } from "./util.js";
+
+const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
+  <circle cx="20" cy="20" r="17" class="rider-halo"/>
+  <circle cx="20" cy="20" r="12" class="rider-disc"/>
+  <path d="M20 10 27 28 20 24 13 28z" class="rider-arrowhead"/>
+</svg>`;
+
+const FLAG_SVG = `<svg viewBox="0 0 32 40" aria-hidden="true" focusable="false">
+  <path d="M16 39C16 39 4 25 4 16a12 12 0 0 1 24 0c0 9-12 23-12 23z" class="dest-pin"/>
+  <path d="M12 9v15M12 9h9l-2 3 2 3h-9" class="dest-flag"/>
+</svg>`;
+
+/** How long the marker rests at the door once the order is there, before it is taken off. */
+const AT_DOOR_MS = 4000;
+
+/** The token of /t/{token}, and the one trip its payload names (unverified: for the page
+ *  only; the hub checks the token on every request). */
+export function parseShareToken(pathname) {
+  const m = pathname.match(/^\/t\/([^/]+)\/?$/);
+  if (!m) return null;
+  let token;
+  try { token = decodeURIComponent(m[1]); } catch (_) { return null; }
+  const parts = token.split(".");
+  if (parts.length !== 3) return null;
+  try {
+    const b64 = parts[1].replace(/-/g, "+").replace(/_/g, "/");
+    const json = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(b64 + "=".repeat((4 - b64.length % 4) % 4)), (c) => c.charCodeAt(0))));
+    const trip = Array.isArray(json.trips) && json.trips.length === 1 ? json.trips[0] : null;
+    return typeof trip === "string" ? { token, trip } : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/** The card's headline for a status and an ETA in seconds (minutes rounded up). */
+export function headline(status, etaS) {
+  switch (status) {
+    case "arrived": return "Your order is here";
+    case "ended": return "This delivery has ended";
+    case "unknown": return "Your order has not set off yet";
+    case "pending": return "Your order will soon be on its way";
+    default: break;
+  }
+  if (etaS === null || etaS === undefined) return "Your order is on its way";
+  if (etaS <= 0) return "Arriving now";
+  const min = Math.ceil(etaS / 60);
+  if (min >= 60) {
+    const hrs = Math.floor(min / 60);
+    const rest = min % 60;
+    return `Arriving in ${hrs} h${rest ? ` ${rest} min` : ""}`;
+  }
+  return `Arriving in ${min} min`;
+}
+
+function fmt(n) {
+  return (Math.round(n * 1e6) / 1e6).toFixed(6);
+}
+
+function mount(main) {
+  const link = parseShareToken(location.pathname);
+
+  // ---- DOM ------------------------------------------------------------------
+  const mapEl = h("div", { class: "map", id: "share-map", role: "region", "aria-label": "Map of your order's way" });
+  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown" }, "Loading…");
+  const etaEl = h("h1", { class: "share-eta", "data-testid": "eta", "aria-live": "polite" }, "—");
+  const riderEl = h("p", { class: "share-rider", "data-testid": "rider-name" }, "");
+  const barFill = h("span", { class: "bar-fill" });
+  barFill.style.width = "0%";
+  const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Delivery progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
+  const followBtn = h("button", { type: "button", class: "recenter", "data-testid": "follow", "aria-pressed": "true" }, "Follow the rider");
+  const messageEl = h("p", { class: "share-message", "data-testid": "share-message", role: "alert", hidden: true });
+  const card = h("section", { class: "card share-card", "data-testid": "share-card", "data-status": "unknown", "aria-label": "Your order" },
+    etaEl, riderEl, bar, h("div", { class: "share-foot" }, statusEl, followBtn), messageEl);
+  main.replaceChildren(h("div", { class: "share-layout" }, mapEl, card));
+
+  function endWith(text, reason) {
+    card.dataset.ended = reason;
+    messageEl.hidden = false;
+    messageEl.textContent = text;
+  }
+
+  if (!link) {
+    document.title = "Link not valid";
+    etaEl.textContent = "This link is not valid";
+    endWith("Check that the whole link was copied, or ask the shop for a new one.", "invalid");
+    return;
+  }
+  if (typeof L === "undefined") {
+    endWith("The map could not load; please reload the page.", "no-map");
+    return;
+  }
+  const { token, trip } = link;
+
+  // ---- map ------------------------------------------------------------------
+  const map = makeMap(mapEl);
+  map.setView([20, 0], 2);
+  const doneLine = L.polyline([], { className: "route-done", color: "#2563eb", weight: 6, opacity: 0.95, lineCap: "round", lineJoin: "round", interactive: false });
+  const leftLine = L.polyline([], { className: "route-left", color: "#2563eb", weight: 5, opacity: 0.7, dashArray: "1 10", lineCap: "round", interactive: false });
+  leftLine.addTo(map);
+  doneLine.addTo(map);
+  const doneEl = doneLine.getElement();
+  const leftEl = leftLine.getElement();
+  doneEl.setAttribute("data-testid", "route-done");
+  leftEl.setAttribute("data-testid", "route-left");
+  doneEl.setAttribute("data-length-m", "0");
+  leftEl.setAttribute("data-length-m", "0");
+  let marker = null;
+  let markerEl = null;
+  let destMarker = null;
+
+  // ---- state ----------------------------------------------------------------
+  const st = {
+    status: "unknown", eta: null, progress: null, name: null,
+    route: null, cum: null, routeLen: 0, destAlong: null, doneM: null,
+    destination: null, fitted: false, over: false,
+  };
+  let hub = null;
+  const anim = new SegmentAnimator({ now: () => (hub ? hub.hubNow() : Date.now()) });
+
+  function renderCard() {
+    card.dataset.status = st.status;
+    statusEl.dataset.status = st.status;
+    statusEl.className = `chip status-${st.status}`;
+    statusEl.textContent = { moving: "On the way", holding: "On the way", off_route: "On the way", pending: "Preparing",
+      arrived: "Delivered", ended: "Ended", unknown: "Not started" }[st.status] || st.status;
+    etaEl.textContent = headline(st.status, st.eta);
+    etaEl.dataset.etaS = st.eta === null || st.eta === undefined ? "" : String(st.eta);
+    const name = st.name || "Your rider";
+    riderEl.textContent = st.status === "arrived" ? `Delivered by ${name}` : st.status === "ended" || st.status === "unknown" ? "" : `${name} is bringing your order`;
+    document.title = `${headline(st.status, st.eta)} · Your order`;
+  }
+
+  function renderProgress(progress) {
+    if (typeof progress !== "number") {
+      bar.removeAttribute("aria-valuenow");
+      barFill.style.width = "0%";
+      return;
+    }
+    const pct = st.status === "arrived" ? 100 : Math.round(Math.max(0, Math.min(1, progress)) * 100);
+    bar.setAttribute("aria-valuenow", String(pct));
+    bar.setAttribute("aria-valuetext", `${pct}%`);
+    barFill.style.width = `${pct}%`;
+  }
+
+  function setRoute(route) {
+    st.route = route && route.length >= 2 ? route : null;
+    st.cum = st.route ? cumulative(st.route) : null;
+    st.routeLen = st.cum ? st.cum[st.cum.length - 1] : 0;
+    lastSplit = null;
+  }
+
+  let lastSplit = null;
+  function drawSplit(doneAlong) {
+    if (!st.route) return;
+    const d = Math.max(0, Math.min(st.routeLen, doneAlong ?? 0));
+    if (lastSplit !== null && Math.abs(lastSplit - d) < 0.05) return;
+    lastSplit = d;
+    const { done, left } = splitAt(st.route, st.cum, d);
+    doneLine.setLatLngs(done.map((p) => [p[1], p[0]]));
+    leftLine.setLatLngs(left.map((p) => [p[1], p[0]]));
+    doneEl.setAttribute("data-length-m", (Math.round(d * 10) / 10).toFixed(1));
+    leftEl.setAttribute("data-length-m", (Math.round((st.routeLen - d) * 10) / 10).toFixed(1));
+  }
+
+  function setDestination(dest) {
+    if (destMarker) { destMarker.remove(); destMarker = null; }
+    st.destination = dest || null;
+    if (!dest) return;
+    const icon = L.divIcon({ className: "dest-icon", html: FLAG_SVG, iconSize: [32, 40], iconAnchor: [16, 39] });
+    destMarker = L.marker([dest.lat, dest.lon], { icon, keyboard: false, interactive: false, zIndexOffset: 500 }).addTo(map);
+    const el = destMarker.getElement();
+    el.setAttribute("data-testid", "destination");
+    el.setAttribute("role", "img");
+    el.setAttribute("aria-label", "Your address");
+  }
+
+  function ensureMarker(lat, lon) {
+    if (marker) return;
+    const icon = L.divIcon({ className: "rider-icon", html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [40, 40], iconAnchor: [20, 20] });
+    marker = L.marker([lat, lon], { icon, keyboard: false, interactive: false, zIndexOffset: 1000 }).addTo(map);
+    markerEl = marker.getElement();
+    markerEl.setAttribute("data-testid", "rider-marker");
+    markerEl.setAttribute("role", "img");
+    markerEl.setAttribute("aria-label", st.name ? `${st.name}, your rider` : "Your rider");
+  }
+
+  function removeMarker() {
+    anim.reset(null);
+    if (marker) { marker.remove(); marker = null; markerEl = null; }
+  }
+
+  function fitAll() {
+    const pts = [];
+    if (st.route) pts.push(...st.route);
+    if (st.destination) pts.push([st.destination.lon, st.destination.lat]);
+    const p = anim.current();
+    if (p) pts.push([p.lon, p.lat]);
+    const b = lineBounds(pts);
+    if (!b) return false;
+    if (pts.length === 1 || (b[0][0] === b[1][0] && b[0][1] === b[1][1])) map.setView([b[0][1], b[0][0]], 16, { animate: false });
+    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { ...cardPadding(card), animate: false, maxZoom: 17 });
+    return true;
+  }
+
+  // ---- protocol -------------------------------------------------------------
+  function onSnapshot(s) {
+    st.status = s.status;
+    st.eta = s.eta_s;
+    st.progress = s.progress;
+    st.name = (s.rider && typeof s.rider.name === "string" && s.rider.name) || null;
+    st.doneM = s.done_m;
+    st.destAlong = s.done_m !== null && s.remaining_m !== null && s.done_m !== undefined ? s.done_m + s.remaining_m : null;
+    setRoute(s.route);
+    setDestination(s.destination);
+    if (s.position) {
+      anim.reset(s.position, s.bearing);
+      ensureMarker(s.position.lat, s.position.lon);
+    } else {
+      removeMarker();
+    }
+    if (!st.fitted) st.fitted = fitAll();
+    drawSplit(st.status === "arrived" ? st.routeLen : st.doneM ?? 0);
+    renderCard();
+    renderProgress(st.progress);
+    draw(true);
+  }
+
+  function onSegment(seg) {
+    if (st.over) return;
+    anim.push(seg);
+    const first = seg.path && seg.path[0];
+    if (first) ensureMarker(first[1], first[0]);
+    st.status = seg.status || st.status;
+    st.eta = seg.eta_s;
+    st.progress = seg.progress_to;
+    st.doneM = seg.done_m;
+    if (seg.done_m !== null && seg.done_m !== undefined && seg.remaining_m !== null && seg.remaining_m !== undefined) {
+      st.destAlong = seg.done_m + seg.remaining_m;
+    }
+    if (!st.fitted) st.fitted = fitAll();
+    renderCard();
+  }
+
+  function onEvent(ev, { replayed }) {
+    if (replayed) return;
+    if (ev.name === "arrived") { st.status = "arrived"; st.eta = 0; if (st.route) st.progress = 1; }
+    else if (ev.name === "ended") st.status = "ended";
+    else if (ev.name === "trip_created" && st.status === "unknown") st.status = "pending";
+    renderCard();
+  }
+
+  function onUnsubscribed(msg) {
+    st.over = true;
+    if (msg.reason === "arrived") {
+      // The last segment ends at the door: let the marker rest there, then take it off.
+      st.status = "arrived";
+      renderCard();
+      renderProgress(1);
+      const seg = anim.segment;
+      const endsAt = seg && typeof seg.t0 === "number" ? seg.t0 + (Number(seg.duration_ms) || 0) : 0;
+      const wait = Math.max(0, endsAt - hub.hubNow()) + AT_DOOR_MS;
+      setTimeout(removeMarker, wait);
+      hub.close();
+    } else if (msg.reason === "ended") {
+      st.status = "ended";
+      renderCard();
+      removeMarker();
+      hub.close();
+    } else {
+      stopWith(msg.reason === "revoked" ? "revoked" : "other");
+    }
+  }
+
+  /** The link stopped working (revoked, expired, refused): no position any more, a message. */
+  function stopWith(why) {
+    st.over = true;
+    removeMarker();
+    if (hub) hub.close();
+    etaEl.textContent = why === "expired" ? "This link has expired" : why === "revoked" ? "This link was withdrawn" : "This link no longer works";
+    riderEl.textContent = "";
+    statusEl.textContent = "Link ended";
+    document.title = "Link ended · Your order";
+    endWith(why === "expired"
+      ? "Tracking links last a limited time. If your order has not come yet, ask the shop for a new link."
+      : "The shop stopped sharing this delivery. Ask the shop if you need a new link.", why);
+  }
+
+  /** Why the hub refused the token, from its `unauthorized` message. */
+  function refusal(message) {
+    const text = String(message || "");
+    if (/revoked/.test(text)) return "revoked";
+    if (/expired/.test(text)) return "expired";
+    return "other";
+  }
+
+  async function start() {
+    let res;
+    try {
+      res = await fetch(`/v1/trips/${encodeURIComponent(trip)}`, { headers: { Accept: "application/json", Authorization: `Bearer ${token}` }, cache: "no-store" });
+    } catch (_) {
+      res = null;
+    }
+    if (res && (res.status === 401 || res.status === 403)) {
+      let body = null;
+      try { body = await res.json(); } catch (_) { /* not JSON */ }
+      stopWith(refusal(body && body.error && body.error.message));
+      return;
+    }
+    hub = connect(pageHubUrl(), {
+      token,
+      onState: (state, info) => {
+        mapEl.dataset.connection = state;
+        // 1008 "token expired": the link's time is up (a reconnect would be refused).
+        if (state === "closed" && info && info.code === 1008 && !st.over) stopWith("expired");
+      },
+    });
+    hub.subscribe(trip, {
+      mode: "segments", onSnapshot, onSegment, onEvent, onUnsubscribed,
+      onError: (e) => { if (e.code === "unauthorized" || e.code === "forbidden") stopWith(refusal(e.message)); },
+    });
+  }
+
+  // ---- animation ------------------------------------------------------------
+  function currentDone(p) {
+    const seg = anim.segment;
+    if (seg && st.destAlong !== null && typeof seg.progress_from === "number" && typeof seg.progress_to === "number" && st.status !== "off_route") {
+      const from = seg.progress_from * st.destAlong;
+      const to = seg.progress_to * st.destAlong;
+      return from + (to - from) * p.fraction;
+    }
+    return st.doneM ?? 0;
+  }
+
+  let lastPan = 0;
+  let lastDraw = 0;
+  function draw(force = false) {
+    const now = performance.now();
+    lastDraw = now;
+    // Reduce Motion: the marker steps to each target instead of sliding there.
+    const p = reducedMotion() ? anim.positionAt(Number.MAX_SAFE_INTEGER) : anim.current();
+    if (!p || !marker) return;
+    marker.setLatLng([p.lat, p.lon]);
+    markerEl.setAttribute("data-lat", fmt(p.lat));
+    markerEl.setAttribute("data-lon", fmt(p.lon));
+    const arrow = markerEl.firstElementChild;
+    if (arrow && p.bearing !== null && p.bearing !== undefined) arrow.style.transform = `rotate(${p.bearing}deg)`;
+    const done = currentDone(p);
+    if (st.route) drawSplit(done);
+    if (st.destAlong && st.status !== "arrived" && st.status !== "off_route") renderProgress(done / st.destAlong);
+    else if (typeof st.progress === "number") renderProgress(st.progress);
+    if (followBtn.getAttribute("aria-pressed") === "true" && (force || now - lastPan > 400)) {
+      const inner = map.getBounds().pad(-0.2);
+      if (!inner.contains([p.lat, p.lon])) {
+        lastPan = now;
+        map.panTo([p.lat, p.lon], { animate: !reducedMotion(), duration: 0.4 });
+      }
+    }
+  }
+
+  function frame() {
+    draw();
+    requestAnimationFrame(frame);
+  }
+  requestAnimationFrame(frame);
+  setInterval(() => { if (performance.now() - lastDraw > 100) draw(); }, 100);
+
+  // The camera follows the marker until the customer moves the map; the button brings it back.
+  const stopFollowing = () => followBtn.setAttribute("aria-pressed", "false");
+  map.on("dragstart", stopFollowing);
+  mapEl.addEventListener("wheel", stopFollowing, { passive: true });
+  mapEl.addEventListener("touchstart", (e) => { if (e.touches && e.touches.length > 1) stopFollowing(); }, { passive: true });
+  followBtn.addEventListener("click", () => { followBtn.setAttribute("aria-pressed", "true"); lastPan = 0; draw(true); });
+
+  start();
+}
+
+mount(document.getElementById("main"));
