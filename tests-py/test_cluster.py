@@ -36,6 +36,14 @@ What the tests check (PROTOCOL.md sections 3-7 and the cluster design):
   is 200 again, the same fixes resent with the same seq are acked (applied or duplicate),
   and every node's trail holds every acked fix exactly once.
 
+* test_5_new_node_starts_from_the_snapshot: a node started after the whole log was trimmed
+  away, just after a snapshot, knows every trip from the snapshot and follows the log after it.
+* test_6_devices_are_shared_by_every_node (PROTOCOL 11): a device registered on A sends an
+  OsmAnd fix through B; it is in every node's trail with its altitude and battery and moves C's
+  viewer's marker; every node shows the same last_seen and last_position (also of a device
+  bound to no trip, fixed over OwnTracks); deleted on C, its fixes are refused 404 on A and B;
+  a restarted B and a node E started from the snapshot alone (log trimmed) know the devices.
+
 Nothing sleeps to synchronise: every wait is a message, a line, a process exit or a
 condition polled with a deadline. No assertion depends on how fast anything is.
 """
@@ -796,6 +804,99 @@ class TestCluster(ClusterTestCase):
         await self.eventually(self.trips_agree(trip, {"C": C, "E": E}), "E and C agree after the new fix")
         print(f"\n  snapshot: log trimmed to 0 entries, new node E rebuilt {trip} (status, events, "
               f"trail of {len(acked)}) and followed the next fix")
+
+    async def test_6_devices_are_shared_by_every_node(self):
+        """PROTOCOL 11 in a cluster: a device registered on A sends OsmAnd fixes through B
+        into its trip (trail on every node, frame on C's viewer); every node shows the same
+        last_seen; a delete on C refuses the device's fixes on every node; a restarted node
+        and a new one started after the log was trimmed away know the devices."""
+        trip, phone, loose = "c6-devices", "phone-c6-0123456789", "loose-c6-0123456789"
+        A, B, C = self.hubs["A"], self.hubs["B"], self.hubs["C"]
+        self.hubs["D"] = self.start_hub("D", "--cluster-snapshot-interval", "1s")
+        await self.wait_health({"D": self.hubs["D"]}, 200)
+        A.create_trip(id=trip, route=ROUTE)
+        await self.eventually(self.known_everywhere(trip), "the trip on every node")
+        viewer, _ = await self.subscribe(C, trip, tag="view-c")
+
+        status, doc, raw = A.http("PUT", f"/v1/devices/{phone}", {"trip": trip, "name": "Ana"})
+        self.assertEqual((status, doc["trip"], doc["last_seen"]), (200, trip, None), raw)
+        # Straight to B: B looks again once it has applied the log up to the fix's arrival.
+        lat, lon = east(120)
+        ts = (now_ms() - 2000) // 1000 * 1000
+        status, _, payload = B.http("GET", f"/v1/osmand?id={phone}&lat={lat}&lon={lon}&timestamp={ts // 1000}"
+                                           f"&altitude=42.5&batt=77&speed=10")
+        self.assertEqual((status, payload), (200, b""))
+        await self.wait_frame_at(viewer, trip, lat, lon, "C's frame at the fix sent to B")
+
+        def trail_everywhere():
+            got = {}
+            for name in "ABC":
+                status, body, raw = self.hubs[name].http("GET", f"/v1/trips/{trip}/trail")
+                props = body["properties"] if status == 200 else {}
+                got[name] = (props.get("ts"), props.get("altitude"), props.get("battery"))
+            return all(v == ([ts], [42.5], [77]) for v in got.values()), got
+        await self.eventually(trail_everywhere, "the fix with its altitude and battery in every node's trail")
+
+        def same_device_everywhere(device, hubs):
+            def probe():
+                seen = {}
+                for name in hubs:
+                    status, body, raw = self.hubs[name].http("GET", f"/v1/devices/{device}")
+                    seen[name] = (status, body.get("last_seen"), body.get("last_position")) if status == 200 else (status,)
+                first = next(iter(seen.values()))
+                return first[0] == 200 and first[1] is not None and all(v == first for v in seen.values()), seen
+            return probe
+        seen = await self.eventually(same_device_everywhere(phone, "ABCD"), "the same last_seen on every node")
+        self.assertAlmostEqual(seen["A"][2]["lat"], lat, places=6)
+
+        # Bound to no trip: an OwnTracks fix through B only moves last_seen, on every node.
+        self.assertEqual(C.http("PUT", f"/v1/devices/{loose}", {"trip": None})[0], 200)
+        status, doc, raw = B.http("POST", f"/v1/owntracks/{loose}",
+                                  {"_type": "location", "lat": 38.71, "lon": -9.145, "tst": ts // 1000})
+        self.assertEqual((status, doc), (200, []), raw)
+        seen_loose = await self.eventually(same_device_everywhere(loose, "ABCD"), "the loose device's last_seen everywhere")
+        self.assertEqual(seen_loose["A"][2], {"lat": 38.71, "lon": -9.145})
+
+        # Forgotten on C: refused (404, as an unknown device) on every node, nothing stored.
+        self.assertEqual(C.http("DELETE", f"/v1/devices/{phone}")[0], 200)
+        for name in "AB":
+            hub = self.hubs[name]
+            await self.eventually(lambda: ((s := hub.http("GET", f"/v1/devices/{phone}")[0]) == 404, s),
+                                  f"the delete applied on {name}")
+            status, _, raw = hub.http("GET", f"/v1/osmand?id={phone}&lat={lat}&lon={lon}&timestamp={ts // 1000 + 5}")
+            self.assertEqual(status, 404, raw)
+        self.assertEqual(trail_ts(A, trip), [ts], "a forgotten device's fixes are not stored")
+
+        # B restarted (a fresh data directory): it knows the devices from the snapshot and the log.
+        B.stop(10)
+        B = self.hubs["B"] = self.start_hub("B")
+        await self.wait_health({"B": B}, 200)
+        await self.eventually(same_device_everywhere(loose, "AB"), "the restarted node knows the loose device")
+        self.assertEqual(B.http("GET", f"/v1/devices/{phone}")[0], 404)
+
+        # A snapshot holds the devices: with the whole log trimmed away a new node E knows them.
+        def snapshot_devices():
+            with self.redis.client() as r:
+                raw = r.call("GET", "trackhub:snapshot")
+            registrations = (json.loads(raw).get("devices") or {}).get("registrations", {}) if raw else {}
+            return sorted(registrations) == [loose], sorted(registrations)
+        await self.eventually(snapshot_devices, "a snapshot after the delete, with the loose device only")
+        with self.redis.client() as r:
+            for p in range(PARTITIONS):
+                r.call("XTRIM", f"trackhub:log:{p}", "MAXLEN", "0")
+        E = self.hubs["E"] = self.start_hub("E")
+        await self.wait_health({"E": E}, 200)
+        await self.eventually(same_device_everywhere(loose, "AE"), "the new node E knows the loose device")
+        self.assertEqual(E.http("GET", f"/v1/devices/{phone}")[0], 404)
+        # And E's devices follow the log: a fix through E moves last_seen on A.
+        status, doc, raw = E.http("POST", f"/v1/owntracks/{loose}",
+                                  {"_type": "location", "lat": 38.72, "lon": -9.145, "tst": ts // 1000 + 1})
+        self.assertEqual((status, doc), (200, []), raw)
+        moved = await self.eventually(same_device_everywhere(loose, "ABCDE"), "E's fix of the loose device everywhere")
+        self.assertEqual(moved["A"][2], {"lat": 38.72, "lon": -9.145})
+        print(f"\n  devices: registered on A, fixed through B (trail and frame on C), deleted on C and "
+              f"refused everywhere, known to a restarted B and to E started from the snapshot alone")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -15,11 +15,24 @@ import TrackHubRedis
             ClusterCommand(kind: .fixes, trip: "t-1", origin: "node-a", request: 42, fixes: fixes),
             ClusterCommand(kind: .create, trip: "t-2", origin: "node-b", request: 1, body: #"{"route":[[24.9,60.1],[24.95,60.1]],"rider":{"name":"Åsa \"A\""}}"#),
             ClusterCommand(kind: .end, trip: "t-3"),
+            ClusterCommand(kind: .fixes, trip: "t-1", fixes: [fixes[1]], device: "phone-1"),
+            ClusterCommand(kind: .putDevice, trip: "t-1", origin: "node-a", request: 2, device: "phone-1", name: "Åsa"),
+            ClusterCommand(kind: .putDevice, device: "phone-2"),
+            ClusterCommand(kind: .deleteDevice, origin: "node-b", request: 3, device: "phone-1"),
+            ClusterCommand(kind: .deviceSeen, fixes: [fixes[0]], device: "phone-2"),
         ]
         for command in commands {
             let decoded = try #require(ClusterCommand.decode(command.encoded()))
             #expect(decoded == command)
         }
+    }
+
+    @Test func deviceCommandsGoToTheirDevicesPartitionAndItsFixesToTheTrips() {
+        let fix = FixInput(lat: 1, lon: 2, ts: 3)
+        #expect(ClusterCommand(kind: .putDevice, trip: "t-9", device: "phone-1").partitionKey == "phone-1")
+        #expect(ClusterCommand(kind: .deleteDevice, device: "phone-1").partitionKey == "phone-1")
+        #expect(ClusterCommand(kind: .deviceSeen, fixes: [fix], device: "phone-1").partitionKey == "phone-1")
+        #expect(ClusterCommand(kind: .fixes, trip: "t-9", fixes: [fix], device: "phone-1").partitionKey == "t-9")
     }
 
     @Test func garbageIsNotACommand() {

@@ -17,7 +17,7 @@ import TrackHubTesting
         let acked = Mutex<[StreamID]>([])
         for i in 0..<500 {
             let command = ClusterCommand(kind: .end, trip: "trip-\(i % 7)", origin: "test", request: Int64(i))
-            writer.append(partition: ClusterLog.partition(of: command.trip, partitions: 4), payload: command.encoded()) { result in
+            writer.append(partition: ClusterLog.partition(of: command.partitionKey, partitions: 4), payload: command.encoded()) { result in
                 if case .success(let id) = result { acked.withLock { $0.append(id) } }
             }
         }

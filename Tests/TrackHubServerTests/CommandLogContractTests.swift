@@ -114,4 +114,51 @@ import TrackHubTesting
         #expect(late["applied"] as? Bool == false)
         #expect(late["reason"] as? String == "ended")
     }
+
+    /// PROTOCOL 11 on both logs: a device change is answered once durable; a fix from a
+    /// device lands in its trip's trail and moves its `last_seen`; a forgotten device's fixes
+    /// are refused as an unknown device's.
+    @Test(arguments: Backend.allCases) func devicesAreRegisteredFixedAndForgotten(_ backend: Backend) throws {
+        guard let rig = try Rig(backend) else { return }
+        defer { rig.stop() }
+        let hub = rig.hub
+        let phone = "phone-contract-0123456789"
+        try hub.createLisbonTrip("d1")
+        let (putStatus, put) = try hub.httpJSON("PUT", "/v1/devices/\(phone)", json: ["trip": "d1", "name": "Ana"])
+        #expect(putStatus == 200)
+        #expect(put["trip"] as? String == "d1")
+        #expect(put["name"] as? String == "Ana")
+        #expect(put["last_seen"] is NSNull)
+        let (missingTrip, noTrip) = try hub.httpJSON("PUT", "/v1/devices/\(phone)", json: ["trip": "nowhere"])
+        #expect(missingTrip == 404)
+        #expect(TestHub.errorOf(noTrip).message.contains("trip"))
+
+        let ts = nowMillis() - 5000
+        #expect(try hub.http("GET", "/v1/osmand?id=\(phone)&lat=38.7&lon=-9.14&timestamp=\(ts)&altitude=12&batt=80").status == 200)
+        let trail = try hub.httpJSON("GET", "/v1/trips/d1/trail").json
+        let properties = trail["properties"] as? [String: Any]
+        #expect(properties?["ts"] as? [Int64] == [ts])
+        #expect(properties?["altitude"] as? [Double] == [12])
+        let seen = try hub.httpJSON("GET", "/v1/devices/\(phone)").json
+        #expect(seen["last_seen"] as? Int64 != nil)
+        #expect((seen["last_position"] as? [String: Any])?["lat"] as? Double == 38.7)
+
+        // Bound to no trip: the fix only moves `last_seen` and `last_position`.
+        let loose = "loose-contract-0123456789"
+        #expect(try hub.httpJSON("PUT", "/v1/devices/\(loose)", json: ["trip": NSNull()]).status == 200)
+        #expect(try hub.http("POST", "/v1/owntracks/\(loose)", json: ["_type": "location", "lat": 38.71, "lon": -9.15, "tst": ts / 1000]).status == 200)
+        let looseSeen = try hub.httpJSON("GET", "/v1/devices/\(loose)").json
+        #expect((looseSeen["last_position"] as? [String: Any])?["lat"] as? Double == 38.71)
+        let list = try hub.httpJSON("GET", "/v1/devices").json["devices"] as? [[String: Any]]
+        #expect(list?.map { $0["device"] as? String } == [loose, phone])
+
+        let (deleteStatus, deleted) = try hub.httpJSON("DELETE", "/v1/devices/\(phone)")
+        #expect(deleteStatus == 200)
+        #expect(deleted["device"] as? String == phone)
+        #expect(try hub.httpJSON("DELETE", "/v1/devices/\(phone)").status == 404)
+        #expect(try hub.httpJSON("GET", "/v1/devices/\(phone)").status == 404)
+        #expect(try hub.http("GET", "/v1/osmand?id=\(phone)&lat=38.7&lon=-9.14&timestamp=\(ts + 1000)").status == 404)
+        let after = try hub.httpJSON("GET", "/v1/trips/d1/trail").json["properties"] as? [String: Any]
+        #expect(after?["ts"] as? [Int64] == [ts], "a forgotten device's fix is not stored")
+    }
 }

@@ -37,7 +37,8 @@ enum CommandLogHealth: Sendable, Equatable {
     case catchingUp
 }
 
-/// Where trip commands become durable, in one order per trip, and the clock trips advance on.
+/// Where trip and device commands become durable, in one order per trip (and per device),
+/// and the clock trips advance on.
 ///
 /// The guarantee both backends keep (PROTOCOL 7): a command is answered, and its effect shown,
 /// only once it is durable; a command that could not be made durable is answered
@@ -50,7 +51,8 @@ enum CommandLogHealth: Sendable, Equatable {
 ///
 /// Everything is called on the hub's service thread.
 protocol CommandLog: AnyObject {
-    /// Loads what the log holds into the hub's trip table (start-up, before the port opens).
+    /// Loads what the log holds into the hub's trip and device tables (start-up, before the
+    /// port opens).
     func restore() throws
     /// Starts and stops the log's own threads (with the service thread).
     func startThreads()
@@ -58,6 +60,23 @@ protocol CommandLog: AnyObject {
 
     /// Takes a command. `reply` nil: the hub's own (an arrived trip's end), nobody waits.
     func submit(_ command: TripCommand, reply: Reply?, now: Int64)
+
+    /// Takes a device change (PROTOCOL 11); `reply` gets the device as it then is
+    /// (`Hub.answerDevice`) once the change is durable, 404 for a `delete` of a device not
+    /// registered, `unavailable` when it cannot be made durable. Every hub sharing the log
+    /// ends up with the same device table.
+    func submit(_ command: DeviceCommand, reply: Reply, now: Int64)
+    /// A fix from registered `device`: it becomes the device's `last_seen` and
+    /// `last_position` and, with `trip` (the device's active trip), a fix of that trip,
+    /// answered as `submit` answers a fix; without one it is answered (`Hub.respondDevice`)
+    /// once that sighting is durable.
+    func submitDeviceFix(_ fix: FixInput, device: String, trip: String?, reply: Reply, now: Int64)
+    /// Runs `then` once this hub has applied every command made durable before `t` (at once on
+    /// a hub alone, which applies a command before anyone hears of it). A request naming a
+    /// trip or device this hub does not know uses it to tell "not applied here yet" (made on
+    /// another hub a moment ago) from "does not exist". If the hub cannot get that far soon,
+    /// the log answers `reply` `unavailable` instead and `then` never runs.
+    func afterApplying(upTo t: Int64, reply: Reply, _ then: @escaping () -> Void)
 
     /// One sub-tick: the frames due of the trips that move, on this log's clock.
     func advanceTrips(now: Int64)

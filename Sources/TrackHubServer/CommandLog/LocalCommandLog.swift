@@ -22,6 +22,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     func restore() throws {
         try hub.restoreTrips()
+        try hub.restoreDevices()
     }
 
     func startThreads() {}

@@ -6,7 +6,7 @@ import TrackHubStore
 /// Phone apps as couriers (PROTOCOL 11): registered devices, bound to trips, whose fixes in
 /// the OsmAnd and OwnTracks protocols go through the same command path as any fix.
 extension Hub {
-    /// Loads the registered devices (start-up, before the port opens).
+    /// Loads the registered devices of the local store (a hub alone; see `LocalCommandLog`).
     func restoreDevices() throws {
         devices = [:]
         for device in try store.loadDevices() { devices[device.id] = device }
@@ -38,73 +38,71 @@ extension Hub {
         respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
     }
 
-    /// Registers or rebinds a device; answered once stored.
-    func putDevice(_ connection: ConnectionID, id: String, _ body: DeviceRequest) throws(ProtocolError) {
+    /// Registers or rebinds a device; answered once durable (`answerDevice`).
+    func putDevice(_ connection: ConnectionID, id: String, _ body: DeviceRequest, now: Int64) throws(ProtocolError) {
         if tokens.isSecured && id.count < Self.minimumSecuredDeviceIDLength {
             throw .badRequest("device: on a secured hub a device id is its credential and must have at least \(Self.minimumSecuredDeviceIDLength) characters")
         }
-        if let trip = body.trip, trips[trip] == nil { throw .notFound("trip \(trip) does not exist") }
-        var changed = devices[id] ?? StoredDevice(id: id, trip: nil, name: nil)
-        changed.trip = body.trip
-        changed.name = body.name
-        let device = changed
-        persist([.device(device)]) { [self] result in
-            switch result {
-            case .success:
-                devices[id] = device
-                respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
-            case .failure(let error):
-                respondError(connection, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
-            }
+        let command = DeviceCommand.put(id: id, trip: body.trip, name: body.name)
+        guard let trip = body.trip, trips[trip] == nil else {
+            return commands.submit(command, reply: .http(connection), now: now)
+        }
+        // A trip created a moment ago through another hub of a cluster may not be applied here yet.
+        commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
+            guard trips[trip] != nil else { return respondError(connection, .notFound("trip \(trip) does not exist")) }
+            commands.submit(command, reply: .http(connection), now: now)
         }
     }
 
-    func deleteDevice(_ connection: ConnectionID, id: String) throws(ProtocolError) {
-        guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
-        persist([.deleteDevice(id: id)]) { [self] result in
-            switch result {
-            case .success:
-                devices[id] = nil
-                deviceFixTokens[id] = nil
-                respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
-            case .failure(let error):
-                respondError(connection, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
-            }
+    /// Forgets a device; the command log answers 404 for one not registered.
+    func deleteDevice(_ connection: ConnectionID, id: String, now: Int64) {
+        commands.submit(.delete(id: id), reply: .http(connection), now: now)
+    }
+
+    /// The answer to a device change: the device as it is now (for a delete, as it was).
+    func answerDevice(_ reply: Reply, _ device: StoredDevice) {
+        switch reply {
+        case .http(let connection), .device(let connection, _):
+            respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+        case .webSocket:
+            break  // device changes come over HTTP only
         }
+    }
+
+    /// A device the command log has forgotten: it and its fix-rate bucket go.
+    func forgetDevice(_ id: String) {
+        devices[id] = nil
+        deviceFixTokens[id] = nil
     }
 
     // MARK: - Fixes from phones (no token: the device id is the credential)
 
-    /// A fix from a phone: a fix of its device's trip through `commands.submit` (judged,
+    /// A fix from a phone: a fix of its device's trip through the command log (judged,
     /// stored, answered once durable, animated, fanned out); a device bound to no trip only
-    /// has its `last_seen` and `last_position` stored. `fix` nil: an OwnTracks message that is
+    /// has its `last_seen` and `last_position` kept. `fix` nil: an OwnTracks message that is
     /// not a location (answered `[]`).
     func deviceFix(_ connection: ConnectionID, device id: String, _ fix: DeviceFix?, source: DeviceFix.Source, now: Int64) throws(ProtocolError) {
-        guard var device = devices[id] else { throw .notFound("device \(id) is not registered") }
+        guard devices[id] == nil else { return try acceptDeviceFix(connection, device: id, fix, source: source, now: now) }
+        // Registered a moment ago through another hub of a cluster, or not at all: look again
+        // once this hub has applied every command made before this fix arrived.
+        commands.afterApplying(upTo: now, reply: .device(connection, source)) { [self] in
+            do throws(ProtocolError) {
+                try acceptDeviceFix(connection, device: id, fix, source: source, now: now)
+            } catch {
+                respondDeviceError(connection, source, error)
+            }
+        }
+    }
+
+    private func acceptDeviceFix(_ connection: ConnectionID, device id: String, _ fix: DeviceFix?, source: DeviceFix.Source, now: Int64) throws(ProtocolError) {
+        guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
         guard let fix else { return respondDevice(connection, source) }
         guard takeDeviceFixToken(id, now: now) else {
             throw .rateLimited("device \(id): more than \(config.maxFixRate) fixes per second")
         }
         metrics.fixesIn += 1
         metrics.deviceFixes[source.rawValue, default: 0] += 1
-        let trip = activeTrip(of: device)
-        if trip == nil { device.trip = nil }
-        device.lastSeen = now
-        device.lastPosition = fix.fix.point
-        devices[id] = device
-        if let trip {
-            // `last_seen` is bookkeeping: stored beside the fix, never holding up its answer.
-            persist([.device(device)]) { _ in }
-            commands.submit(.fixes(trip: trip, [fix.fix]), reply: .device(connection, source), now: now)
-        } else {
-            persist([.device(device)]) { [self] result in
-                switch result {
-                case .success: respondDevice(connection, source)
-                case .failure(let error):
-                    respondDeviceError(connection, source, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
-                }
-            }
-        }
+        commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
     }
 
     /// PROTOCOL 1's `--max-fix-rate`, per device: a token bucket.

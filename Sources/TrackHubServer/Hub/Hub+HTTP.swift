@@ -139,9 +139,9 @@ extension Hub {
         case .getDevice(let id):
             try getDevice(connection, id: id)
         case .putDevice(let id, let body):
-            try putDevice(connection, id: id, body)
+            try putDevice(connection, id: id, body, now: now)
         case .deleteDevice(let id):
-            try deleteDevice(connection, id: id)
+            deleteDevice(connection, id: id, now: now)
         case .createShare(let id, let body):
             try createShare(connection, trip: id, body, now: now)
         case .revokeShare(let jti):

@@ -1,18 +1,26 @@
 import Foundation
 import TrackHubCore
 
-/// One entry of the cluster log: a trip command as the node that received it appended it,
-/// before anyone judged it. Every node applies it in log order (docs/cluster.md).
+/// One entry of the cluster log: a trip or device command as the node that received it
+/// appended it, before anyone judged it. Every node applies it in log order (docs/cluster.md).
 ///
 /// Creates and new routes carry the HTTP body exactly as the client sent it: every node
 /// decodes it with the same code, so they all build the same route.
 struct ClusterCommand: Codable, Sendable, Equatable {
     enum Kind: String, Codable, Sendable {
         case create, route, proceed, end, fixes
+        /// PROTOCOL 11: a device registered or changed (`device`, `trip`, `name`), forgotten
+        /// (`device`), or sighted while bound to no trip (`device`, one fix in `fixes`).
+        case putDevice = "device", deleteDevice = "device-delete", deviceSeen = "device-seen"
+
+        /// Device commands go to their device's partition, so one device's changes are
+        /// totally ordered; trip commands to their trip's.
+        var isDeviceCommand: Bool { self == .putDevice || self == .deleteDevice || self == .deviceSeen }
     }
 
     var kind: Kind
-    var trip: String
+    /// Trip commands: the trip. `putDevice`: the trip the device is bound to (nil: none).
+    var trip: String?
     /// The node that appended it and its number for the request, so that node (and only it)
     /// answers the client once it applies the entry. Nil for commands nobody waits for.
     var origin: String?
@@ -21,9 +29,19 @@ struct ClusterCommand: Codable, Sendable, Equatable {
     var body: String?
     /// `fixes`: the fixes in the order they were sent.
     var fixes: [FixInput]?
+    /// Device commands: the device. `fixes`: the device that sent them, whose `last_seen`
+    /// every node takes from this entry.
+    var device: String?
+    /// `putDevice`: the device's name.
+    var name: String?
 
     enum CodingKeys: String, CodingKey {
-        case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f"
+        case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f", device = "d", name = "n"
+    }
+
+    /// The id whose partition the command goes to (`ClusterLog.partition(of:)`).
+    var partitionKey: String {
+        (kind.isDeviceCommand ? device : trip) ?? ""
     }
 
     func encoded() -> [UInt8] {

@@ -35,6 +35,9 @@ struct ClusterSnapshot: Codable, Sendable {
     var watermark: Int64
     var writtenBy: String
     var trips: [TripRecord]
+    /// The devices (PROTOCOL 11) with their sightings; nil in a snapshot written before
+    /// devices were shared.
+    var devices: ClusterDevices?
 
     func encoded() throws -> [UInt8] {
         Array(try JSONEncoder().encode(self))

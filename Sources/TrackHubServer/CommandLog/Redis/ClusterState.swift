@@ -11,6 +11,10 @@ final class ClusterState {
     static let pendingTimeoutMs: Int64 = 10_000
     /// The node is caught up when its watermark is this close to its clock.
     static let caughtUpWithinMs: Int64 = 1000
+    /// How long a request naming a trip or device this node does not know waits for the log
+    /// to be applied up to its arrival (`RedisCommandLog.afterApplying`) before it is
+    /// answered `unavailable`.
+    static let awaitLogTimeoutMs: Int64 = 2000
 
     /// A command this node appended and answers once it applies it.
     struct Pending {
@@ -19,6 +23,14 @@ final class ClusterState {
         /// Set once there is an answer; run when every earlier command of the same
         /// connection has been answered (acks keep the order fixes arrived in).
         var answer: (() -> Void)?
+    }
+
+    /// A request waiting for the watermark to reach `upTo` (`RedisCommandLog.afterApplying`).
+    struct AwaitingLog {
+        var upTo: Int64
+        var since: Int64
+        var reply: Reply
+        var then: () -> Void
     }
 
     let nodeID: String
@@ -41,6 +53,10 @@ final class ClusterState {
     var lastGridTick: Int64 = .min
     /// Arrived trips this node asked the log to end (so it asks once).
     var endsRequested: Set<String> = []
+    /// Requests waiting for this node to apply the log up to their arrival, oldest first.
+    var awaitingLog: [AwaitingLog] = []
+    /// The cluster's devices as this node has applied the log (PROTOCOL 11).
+    var devices = ClusterDevices()
     var lastSnapshotAt: Int64 = 0
     var snapshotInFlight = false
 

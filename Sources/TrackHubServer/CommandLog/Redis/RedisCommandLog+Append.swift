@@ -8,7 +8,7 @@ import TrackHubRedis
 /// PROTOCOL 7: a fix is acked only once Redis has it; while Redis cannot take it the client
 /// gets `unavailable`, never an ack.
 extension RedisCommandLog {
-    /// Appends a command to its trip's partition of the log. `reply` nil: nobody waits.
+    /// Appends a command to its trip's (or device's) partition of the log. `reply` nil: nobody waits.
     func appendToLog(_ command: ClusterCommand, reply: Reply?, now: Int64) {
         var command = command
         var requestNumber: Int64?
@@ -27,7 +27,7 @@ extension RedisCommandLog {
         }
         let request = requestNumber
         counters.appends += 1
-        let partition = ClusterLog.partition(of: command.trip, partitions: state.partitions)
+        let partition = ClusterLog.partition(of: command.partitionKey, partitions: state.partitions)
         let what = command.kind == .fixes ? "fix" : command.kind.rawValue
         state.writer.append(partition: partition, payload: command.encoded()) { [self] result in
             guard case .failure(let error) = result else { return }

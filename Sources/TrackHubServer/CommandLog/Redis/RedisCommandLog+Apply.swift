@@ -19,16 +19,25 @@ extension RedisCommandLog {
                 continue
             }
             let mine = command.origin == state.nodeID ? command.request : nil
+            if command.kind.isDeviceCommand {
+                applyDeviceCommand(command, entry: entry, request: mine)
+                continue
+            }
+            if command.kind == .fixes { noteDeviceSighting(command, entry: entry) }
             apply(command, at: entry.id.ms, request: mine)
         }
         for (partition, id) in batch.lastIDs where state.applied[partition] < id { state.applied[partition] = id }
         state.watermark = max(state.watermark, batch.watermark)
         state.reader?.consumed()
-        tickGrid(now: hub.clock.wallMillis())
+        let now = hub.clock.wallMillis()
+        runAwaitingLog(now: now)
+        tickGrid(now: now)
     }
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {
-        let id = command.trip
+        guard let id = command.trip else {
+            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.badRequest, "trip: missing from the log entry")) }
+        }
         if command.kind != .create {
             guard hub.trips[id] != nil else {
                 return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
@@ -37,21 +46,22 @@ extension RedisCommandLog {
             advanceTicks(of: id, through: t)
         }
         switch command.kind {
-        case .create: applyCreate(command, at: t, request: request)
+        case .create: applyCreate(command, trip: id, at: t, request: request)
         case .fixes: applyFixes(command.fixes ?? [], trip: id, at: t, request: request)
         case .proceed: applyProceed(trip: id, at: t, request: request)
-        case .route: applyReroute(command, at: t, request: request)
+        case .route: applyReroute(command, trip: id, at: t, request: request)
         case .end: applyEnd(trip: id, at: t, request: request)
+        case .putDevice, .deleteDevice, .deviceSeen: break  // applyDeviceCommand
         }
         if hub.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
     }
 
-    private func answer(_ request: Int64?, _ body: @escaping (Reply) -> Void) {
+    /// Answers the entry's client if this node appended it (`request` set).
+    func answer(_ request: Int64?, _ body: @escaping (Reply) -> Void) {
         if let request { answerPending(request, body) }
     }
 
-    private func applyCreate(_ command: ClusterCommand, at t: Int64, request: Int64?) {
-        let id = command.trip
+    private func applyCreate(_ command: ClusterCommand, trip id: String, at t: Int64, request: Int64?) {
         if hub.trips[id] != nil {
             return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
         }
@@ -107,8 +117,7 @@ extension RedisCommandLog {
         }
     }
 
-    private func applyReroute(_ command: ClusterCommand, at t: Int64, request: Int64?) {
-        let id = command.trip
+    private func applyReroute(_ command: ClusterCommand, trip id: String, at t: Int64, request: Int64?) {
         let change: ChangeUndo
         do throws(ProtocolError) {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)

@@ -9,7 +9,8 @@ extension RedisCommandLog {
     static let clusterStartDeadlineMs: Int64 = 30_000
 
     /// Before the service thread starts: checks the partition count, loads the latest snapshot
-    /// into memory and into the node's own store, and sets the log reader to replay from there.
+    /// (trips and devices) into memory and into the node's own store, and sets the log reader
+    /// to replay from there.
     func join() throws {
         let redis = try connectForStartup(address)
         let partitions = hub.config.clusterPartitions
@@ -21,6 +22,7 @@ extension RedisCommandLog {
         }
         var positions = Array(repeating: StreamID.zero, count: partitions)
         var watermark = Int64.min
+        var devices = ClusterDevices()
         if let bytes = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes {
             let snapshot: ClusterSnapshot
             do {
@@ -34,10 +36,14 @@ extension RedisCommandLog {
             try install(snapshot)
             positions = snapshot.positions
             watermark = snapshot.watermark
+            devices = snapshot.devices ?? ClusterDevices()
         }
+        hub.devices = [:]
+        for device in devices.all { hub.devices[device.id] = device }
         let writer = ClusterLogWriter(address: address)
         let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
+        state.devices = devices
         state.lastSnapshotAt = hub.clock.wallMillis()
         state.reader = ClusterLogReader(
             address: address, partitions: partitions, after: positions,
@@ -101,6 +107,7 @@ extension RedisCommandLog {
         }
         let positions = state.applied
         let watermark = state.watermark
+        let devices = state.devices
         let nodeID = state.nodeID
         let partitions = state.partitions
         let lockMs = max(1000, hub.config.clusterSnapshotIntervalMs * 9 / 10)
@@ -121,7 +128,7 @@ extension RedisCommandLog {
                             events: item.7.map { String(decoding: $0, as: UTF8.self) },
                             trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
                     }
-                    let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records)
+                    let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records, devices: devices)
                     let reply = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.snapshotKey), try snapshot.encoded()])
                     written = reply.text == "OK"
                 }

@@ -85,7 +85,11 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     func housekeeping(now: Int64) {
         requestEndsOfArrivedTrips(now: now)
         expirePendingCommands(now: now)
-        if now / 30_000 != (now - 500) / 30_000 { state.endsRequested.removeAll() }  // a lost end is asked again
+        runAwaitingLog(now: now)
+        if now / 30_000 != (now - 500) / 30_000 {
+            state.endsRequested.removeAll()  // a lost end is asked again
+            state.devices.pruneSightings(appliedBefore: state.watermark)
+        }
         if !state.snapshotInFlight, state.readerUp, state.isCaughtUp(now: now),
             now - state.lastSnapshotAt >= hub.config.clusterSnapshotIntervalMs
         {
@@ -110,7 +114,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: still replaying the log
     }
 
-    var hasUnansweredCommands: Bool { !state.pending.isEmpty }
+    var hasUnansweredCommands: Bool { !state.pending.isEmpty || !state.awaitingLog.isEmpty }
     var movingTripCount: Int { state.schedule.count }
     var keepsRecentEvents: Bool { true }
 
