@@ -46,7 +46,27 @@ public final class MemoryTripStore: TripStore {
     /// Test hook: while true, every read of fixes or events fails with `unavailable`.
     public func setReadsFailing(_ value: Bool) { readsFailing.store(value, ordering: .relaxed) }
 
+    /// Test hook: while true, every read of fixes or events waits (on the reading thread)
+    /// until it is set false again, to show what does not wait for a read.
+    public func setReadsHeld(_ value: Bool) {
+        readGate.withLock { $0 = value }
+        if !value { readGateOpened.signal() }
+    }
+
+    /// Reads waiting at the gate now.
+    public var heldReads: Int { heldReadCount.load(ordering: .relaxed) }
+
+    private let readGate = Mutex<Bool>(false)
+    private let readGateOpened = DispatchSemaphore(value: 0)
+    private let heldReadCount = Atomic<Int>(0)
+
     private func checkReadable() throws(StoreError) {
+        if readGate.withLock({ $0 }) {
+            heldReadCount.add(1, ordering: .relaxed)
+            while readGate.withLock({ $0 }) { _ = readGateOpened.wait(timeout: .now() + .milliseconds(50)) }
+            heldReadCount.subtract(1, ordering: .relaxed)
+            readGateOpened.signal()  // the next held read, if any
+        }
         if readsFailing.load(ordering: .relaxed) { throw .unavailable("reads are failing (test hook)") }
     }
 

@@ -55,6 +55,44 @@ import TrackHubLWS
         #expect(drain(&queue) == (0..<5).map { "ack-\($0)" })
     }
 
+    @Test func aReservationHoldsBackWhatCameAfterItUntilFilled() {
+        var queue = SendQueue()
+        queue.push(message("before", .reliable))
+        let (ticket, outcome) = queue.reserveSnapshot(of: "A")
+        #expect(outcome == .appended)
+        queue.push(message("event", .reliable))
+        queue.push(message("frame-1", .frame(tripSlot: 3)))
+        queue.push(message("frame-2", .frame(tripSlot: 3)))  // latest-wins still works behind it
+        #expect(drain(&queue) == ["before"])
+        #expect(!queue.hasMessageToWrite && !queue.isEmpty)
+        let filled = queue.fill(ticket, with: [message("snap", .snapshot(trip: "A")), message("replayed", .reliable)])
+        #expect(filled)
+        #expect(queue.hasMessageToWrite)
+        #expect(drain(&queue) == ["snap", "replayed", "event", "frame-2"])
+        #expect(queue.unsentBytes == 0 && queue.isEmpty)
+    }
+
+    @Test func aNewerSubscribeReplacesAReservationAndTheOldFillIsIgnored() {
+        var queue = SendQueue()
+        let first = queue.reserveSnapshot(of: "A").ticket
+        queue.push(message("event", .reliable))
+        let (second, outcome) = queue.reserveSnapshot(of: "A")
+        #expect(outcome == .replacedReply)
+        let lateFill = queue.fill(first, with: [message("old-snap", .snapshot(trip: "A"))])
+        #expect(!lateFill)
+        #expect(drain(&queue) == ["event"])
+        let filledWithError = queue.fill(second, with: [message("error", .reliable)])  // an error reply in its place
+        #expect(filledWithError)
+        #expect(drain(&queue) == ["error"])
+        // The key was released with it: a later snapshot appends, nothing stale is replaced.
+        let pushed3 = queue.push(message("snap-3", .snapshot(trip: "A")))
+        #expect(pushed3 == .appended)
+        for i in 0..<200 { queue.push(message("ack-\(i)", .reliable)) }
+        #expect(drain(&queue).count == 201)
+        let pushed4 = queue.push(message("snap-4", .snapshot(trip: "A")))
+        #expect(pushed4 == .appended)
+    }
+
     @Test func removeAllReleasesEverything() {
         var queue = SendQueue()
         queue.push(message(String(repeating: "x", count: 1000), .snapshot(trip: "A")))

@@ -135,4 +135,57 @@ import TrackHubTesting
         hub.run(forMs: 1000)
         #expect(hub.host.connection(peer)?.closedWith?.code == CloseCode.policyViolation.rawValue)
     }
+
+    /// PROTOCOL 3 and 7 with the store slow: a subscribe's read does not stop the hub, and its
+    /// snapshot still comes before everything sent to the trip after it.
+    @Test func aSubscribeWaitingForTheStoreHoldsUpOnlyItsOwnAnswers() throws {
+        let hub = try SocketlessHub()
+        defer { hub.store.setReadsHeld(false); hub.stop() }
+        let route = (0..<21).map { i in [-9.14, 38.70 + 0.02 * Double(i) / 20] }
+        #expect(try hub.http(.post, "/v1/trips", json: ["id": "t1", "route": route]).status == 201)
+        let courier = try #require(hub.host.openAndWait())
+        func sendFix(_ n: Int, lat: Double) throws {
+            hub.host.send(courier, #"{"op":"fix","id":\#(n),"trip":"t1","lat":\#(lat),"lon":-9.14,"ts":\#(hub.clock.now - 60_000 + Int64(n) * 10_000),"seq":\#(n)}"#)
+            try hub.waitForMessage(courier, "the ack of fix \(n)") { $0["type"] as? String == "ack" && $0["re"] as? Int == n }
+        }
+        try sendFix(1, lat: 38.701)
+
+        hub.store.setReadsHeld(true)
+        let viewer = try #require(hub.host.openAndWait())
+        hub.host.send(viewer, #"{"op":"subscribe","trip":"t1","id":5}"#)
+        try waitUntil("the subscribe's read is at the store") { hub.store.heldReads == 1 }
+        let other = try #require(hub.host.openAndWait())
+        hub.host.send(other, #"{"op":"ping","id":9}"#)
+        try hub.waitForMessage(other, "a pong while the read waits") { $0["type"] as? String == "pong" }
+        try sendFix(2, lat: 38.703)  // judged, stored, acked and animated meanwhile
+        hub.run(forMs: 300)
+        #expect(hub.messages(viewer).isEmpty)  // its frames wait behind its snapshot
+
+        hub.store.setReadsHeld(false)
+        try hub.waitForMessage(viewer, "the snapshot") { $0["type"] as? String == "snapshot" }
+        hub.run(forMs: 300)
+        let types = hub.messages(viewer).map { $0["type"] as? String ?? "" }
+        #expect(types.first == "snapshot")
+        #expect(types.contains("frame"))
+        let snapshot = hub.messages(viewer)[0]
+        #expect(snapshot["re"] as? Int == 5)
+        // The state is of the moment it subscribed; the trail is as read, so it may already hold
+        // the fix stored meanwhile (the frames that follow take the marker there).
+        #expect(((snapshot["trail"] as? [Any])?.count ?? 0) >= 1)
+    }
+
+    @Test func aSubscribeWhoseReadFailsIsAnsweredUnavailableAndNotSubscribed() throws {
+        let hub = try SocketlessHub()
+        defer { hub.stop() }
+        let route = (0..<21).map { i in [-9.14, 38.70 + 0.02 * Double(i) / 20] }
+        #expect(try hub.http(.post, "/v1/trips", json: ["id": "t1", "route": route]).status == 201)
+        hub.store.setReadsFailing(true)
+        let viewer = try #require(hub.host.openAndWait())
+        hub.host.send(viewer, #"{"op":"subscribe","trip":"t1","id":5}"#)
+        let error = try hub.waitForMessage(viewer, "the error") { $0["type"] as? String == "error" }
+        #expect(error["re"] as? Int == 5 && error["code"] as? String == "unavailable")
+        let followers = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.subscriptions.followers(of: "t1")?.count ?? 0 }
+        #expect(followers == 0)
+        #expect(!hub.messages(viewer).contains { $0["type"] as? String == "snapshot" })
+    }
 }

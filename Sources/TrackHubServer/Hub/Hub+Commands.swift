@@ -19,21 +19,37 @@ extension Hub {
 
     /// A fresh snapshot to every subscriber (after creation or a new route); share
     /// subscribers get the customer's view of it (PROTOCOL 13), encoded once for all of them.
+    /// The others' snapshot carries the trail, read once on the store-read queue into a place
+    /// held in each one's queue (what is sent to the trip meanwhile comes after it). The
+    /// command already stands: a failed read is logged and the snapshot goes without a trail.
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = subscriptions.followers(of: id), !followers.isEmpty else { return }
-        let trail = recentTrailForAnswer(trip: id)
-        let message = OutboundMessage.snapshot(TripView(id: id, entry: trips[id], trail: trail, now: now), re: nil, recovered: nil)
+        var view = TripView(id: id, entry: trips[id], trail: [], now: now)
         var customerMessage: OutboundMessage?
+        var reserved: [(connection: ConnectionID, ticket: UInt64)] = []
         for (connection, _) in followers {
-            guard sessions[connection]?.grants.seesAsCustomer(id) == true else {
-                enqueue(message, to: connection)
+            guard let session = sessions[connection], !session.isClosing else { continue }
+            if session.grants.seesAsCustomer(id) {
+                view.audience = .customer
+                customerMessage = customerMessage ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
+                view.audience = .full
+                if let customerMessage { enqueue(customerMessage, to: connection) }
                 continue
             }
-            if customerMessage == nil {
-                customerMessage = OutboundMessage.snapshot(
-                    TripView(id: id, entry: trips[id], trail: [], now: now, audience: .customer), re: nil, recovered: nil)
+            let (ticket, outcome) = session.queue.reserveSnapshot(of: id)
+            if outcome == .replacedReply { metrics.repliesReplaced += 1 }
+            reserved.append((connection, ticket))
+        }
+        guard !reserved.isEmpty else { return }
+        let fullView = view, waiting = reserved
+        readFromStore({ store throws(StoreError) in try store.recentFixes(tripID: id, count: 100).map(\.fix) }) { [self] result in
+            var view = fullView
+            switch result {
+            case .success(let trail): view.trail = trail
+            case .failure(let error): logWarning("trip \(id): its trail could not be read for a snapshot (\(error)); sent without it")
             }
-            if let customerMessage { enqueue(customerMessage, to: connection) }
+            let message = OutboundMessage.snapshot(view, re: nil, recovered: nil)
+            for (connection, ticket) in waiting { fillReservation(ticket, with: [message], for: connection) }
         }
     }
 
@@ -46,18 +62,5 @@ extension Hub {
             id = "t-" + String((0..<10).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
         } while trips.isTaken(id)
         return id
-    }
-
-    /// The last 100 fixes for a trip body or snapshot that follows a command already carried
-    /// out: the command stands, so a failed read is logged and counted, and the answer goes
-    /// out with an empty trail rather than not at all.
-    func recentTrailForAnswer(trip id: String) -> [StoredFix] {
-        do {
-            return try store.recentFixes(tripID: id, count: 100)
-        } catch {
-            metrics.storeReadFailures += 1
-            logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
-            return []
-        }
     }
 }

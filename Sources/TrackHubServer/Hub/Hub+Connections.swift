@@ -65,7 +65,7 @@ extension Hub {
             return nil
         }
         sessionPolicy.afterWriting(session)
-        let hasMore = !session.queue.isEmpty
+        let hasMore = session.queue.hasMessageToWrite  // not when stopped at a reservation
         if hasMore { session.awaitingWritable = true }
         metrics.messagesOut += 1
         metrics.bytesOut += message.count
@@ -105,6 +105,22 @@ extension Hub {
         let needsWritable = !session.awaitingWritable
         session.awaitingWritable = true
         if needsWritable { host.requestWritable(id) }
+    }
+
+    /// Puts the messages read for a reservation in its place, then writes as `enqueue` does
+    /// (a reservation replaced meanwhile, or a closed connection: they are dropped).
+    func fillReservation(_ ticket: UInt64, with messages: [OutboundMessage], for id: ConnectionID) {
+        guard let session = sessions[id], !session.isClosing, session.queue.fill(ticket, with: messages) else { return }
+        if case .close(let code, let reason) = sessionPolicy.afterQueueing(session, now: clock.wallMillis()) {
+            metrics.slowConsumerCloses += 1
+            metrics.unsentCapCloses += 1
+            closeSession(id, code: code, reason: reason)
+            return
+        }
+        if !session.awaitingWritable {
+            session.awaitingWritable = true
+            host.requestWritable(id)
+        }
     }
 
     /// Queues a payload without headroom (small replies).

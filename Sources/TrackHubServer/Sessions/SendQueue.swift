@@ -12,6 +12,11 @@ import TrackHubLWS
 ///   queued before it, once, carrying the later request's `re`.
 /// So a client that repeats the same request without reading holds one answer, not many.
 ///
+/// A snapshot whose trail is still being read from the store holds its place (`reserve`):
+/// nothing behind it is written until it is filled (`fill`), so the events and frames of the
+/// trip sent meanwhile still come after it, and a newer request of the same trip replaces
+/// the reservation as it would a waiting snapshot (the late fill of the old one is ignored).
+///
 /// The bound is on bytes: `unsentBytes` is what the hub compares with `--max-unsent` (and
 /// with 4 × that, the hard cap); acting on it is the hub's decision, not the queue's.
 struct SendQueue {
@@ -23,7 +28,22 @@ struct SendQueue {
         case viewportReply(String)
     }
 
-    private var entries: [OutboundMessage?] = []
+    /// One place in the queue.
+    private enum Slot {
+        /// Written, or replaced by a newer message of its key.
+        case empty
+        case message(OutboundMessage)
+        /// Held for answers still being read (a ticket from `reserve`), under a key.
+        case reserved(UInt64, Key)
+        /// A filled reservation: its messages, written in order; the key it was held under
+        /// is released when the first goes out (the rest, replayed events, are never replaced).
+        case messages(ArraySlice<OutboundMessage>, Key)
+    }
+
+    private var entries: [Slot] = []
+    /// Where each unfilled reservation is (absolute position), by ticket.
+    private var reservations: [UInt64: Int] = [:]
+    private var nextTicket: UInt64 = 1
     private var head = 0
     /// Absolute position of the waiting message of each key.
     private var waiting: [Key: Int] = [:]
@@ -36,8 +56,23 @@ struct SendQueue {
     /// Snapshots and viewport answers that replaced a waiting one of the same key.
     private(set) var replacedReplies = 0
 
+    /// Nothing is queued or reserved.
     var isEmpty: Bool { head == entries.count }
     var count: Int { entries.count - head }
+
+    /// Whether `pop` would give a message now (not stopped at a reservation).
+    var hasMessageToWrite: Bool {
+        if reservations.isEmpty { return !isEmpty }
+        var index = head
+        while index < entries.count {
+            switch entries[index] {
+            case .empty: index += 1
+            case .reserved: return false
+            case .message, .messages: return true
+            }
+        }
+        return false
+    }
 
     /// What `push` did with a message.
     enum PushOutcome {
@@ -67,20 +102,72 @@ struct SendQueue {
         }
     }
 
-    /// The next message to write, removed from the queue.
+    /// The next message to write, removed from the queue (nil: none, or the next place is
+    /// a reservation not yet filled).
     mutating func pop() -> OutboundMessage? {
         while head < entries.count {
             let absolute = removedBefore + head
-            let message = entries[head]
-            entries[head] = nil
-            head += 1
-            guard let message else { continue }
-            unsentBytes -= message.count
-            if let key = Self.key(of: message), waiting[key] == absolute { waiting[key] = nil }
-            compactIfWorthIt()
-            return message
+            switch entries[head] {
+            case .empty:
+                head += 1
+            case .reserved:
+                return nil
+            case .message(let message):
+                entries[head] = .empty
+                head += 1
+                unsentBytes -= message.count
+                if let key = Self.key(of: message), waiting[key] == absolute { waiting[key] = nil }
+                compactIfWorthIt()
+                return message
+            case .messages(var rest, let key):
+                let message = rest.removeFirst()
+                unsentBytes -= message.count
+                if waiting[key] == absolute { waiting[key] = nil }
+                if rest.isEmpty {
+                    entries[head] = .empty
+                    head += 1
+                    compactIfWorthIt()
+                } else {
+                    entries[head] = .messages(rest, key)
+                }
+                return message
+            }
         }
         return nil
+    }
+
+    /// Holds a place for a snapshot of `trip` and what goes with it, still to be read; it
+    /// replaces a waiting snapshot or reservation of that trip. The ticket names it for `fill`.
+    mutating func reserveSnapshot(of trip: String) -> (ticket: UInt64, outcome: PushOutcome) {
+        let key = Key.snapshot(trip)
+        var outcome = PushOutcome.appended
+        if waiting[key] != nil {
+            remove(key)
+            replacedReplies += 1
+            outcome = .replacedReply
+        }
+        let ticket = nextTicket
+        nextTicket += 1
+        waiting[key] = removedBefore + entries.count
+        reservations[ticket] = removedBefore + entries.count
+        entries.append(.reserved(ticket, key))
+        return (ticket, outcome)
+    }
+
+    /// Puts the messages read for a reservation in its place (the snapshot first). False when
+    /// the reservation is gone (replaced by a newer one, or the queue was emptied).
+    mutating func fill(_ ticket: UInt64, with messages: [OutboundMessage]) -> Bool {
+        guard let position = reservations.removeValue(forKey: ticket) else { return false }
+        let index = position - removedBefore
+        guard case .reserved(_, let key) = entries[index] else { return false }
+        if messages.isEmpty {
+            entries[index] = .empty
+            if waiting[key] == position { waiting[key] = nil }
+        } else {
+            entries[index] = .messages(messages[...], key)
+            unsentBytes += messages.reduce(0) { $0 + $1.count }
+        }
+        return true
     }
 
     /// Drops every frame of one trip slot that is still waiting (after an unsubscribe).
@@ -93,6 +180,7 @@ struct SendQueue {
         entries = []
         head = 0
         waiting = [:]
+        reservations = [:]
         unsentBytes = 0
     }
 
@@ -109,9 +197,9 @@ struct SendQueue {
     }
 
     private mutating func replaceInPlace(_ key: Key, with message: OutboundMessage) -> PushOutcome {
-        if let position = waiting[key], let old = entries[position - removedBefore] {
+        if let position = waiting[key], case .message(let old) = entries[position - removedBefore] {
             unsentBytes += message.count - old.count
-            entries[position - removedBefore] = message
+            entries[position - removedBefore] = .message(message)
             droppedFrames += 1
             return .replacedFrame
         }
@@ -135,14 +223,17 @@ struct SendQueue {
     private mutating func remove(_ key: Key) {
         guard let position = waiting.removeValue(forKey: key) else { return }
         let index = position - removedBefore
-        if let old = entries[index] {
-            unsentBytes -= old.count
-            entries[index] = nil
+        switch entries[index] {
+        case .empty: break
+        case .message(let old): unsentBytes -= old.count
+        case .messages(let rest, _): unsentBytes -= rest.reduce(0) { $0 + $1.count }
+        case .reserved(let ticket, _): reservations[ticket] = nil
         }
+        entries[index] = .empty
     }
 
     private mutating func append(_ message: OutboundMessage) {
-        entries.append(message)
+        entries.append(.message(message))
         unsentBytes += message.count
     }
 

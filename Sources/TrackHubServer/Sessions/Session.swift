@@ -14,6 +14,8 @@ final class Session {
     var awaitingWritable = false
     /// Trips followed, and how.
     var subscriptions: [String: SubscriptionMode] = [:]
+    /// Subscribes waiting for the store, by trip (at most one read each; see SubscribeReads).
+    var subscribeReads: [String: SubscribeReads] = [:]
     /// The normalised viewport key this connection watches (nil: none).
     var viewportKey: String?
     /// Pings sent since the last pong (PROTOCOL 1: two unanswered pings drop the connection).

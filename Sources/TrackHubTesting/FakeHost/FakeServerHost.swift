@@ -162,6 +162,11 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         enqueue { host in host.delegate?.timerFired() }
     }
 
+    /// The timer fires once; returns after the hub has handled it (and what it queued before).
+    public func fireTimerAndWait() {
+        onServiceThreadAndWait { host in host.delegate?.timerFired() }
+    }
+
     /// One HTTP request, answered when the hub responds (nil when it has not within `timeout`
     /// seconds).
     public func requestAndWait(_ method: HTTPMethod, _ path: String, body: String = "", authorization: String? = nil, timeout: Double = 10) -> HTTPResponse? {

@@ -26,8 +26,7 @@ public final class SocketlessHub: @unchecked Sendable {
 
     /// Fires the timer `subTicks` times (each one sub-tick: `tickHz × phases` per second).
     public func tick(subTicks: Int = 1) {
-        for _ in 0..<subTicks { host.fireTimer() }
-        host.onServiceThreadAndWait { _ in () }  // the ticks have run
+        for _ in 0..<subTicks { host.fireTimerAndWait() }
     }
 
     /// Lets `ms` pass as the service thread would see it: the clock moves in steps of
@@ -38,10 +37,9 @@ public final class SocketlessHub: @unchecked Sendable {
         while left > 0 {
             let step = min(stepMs, left)
             clock.advance(ms: step)
-            host.fireTimer()
+            host.fireTimerAndWait()  // handled at this time, not at a later one
             left -= step
         }
-        host.onServiceThreadAndWait { _ in () }
     }
 
     /// A JSON request; the status and the body as a JSON object (empty when not one).

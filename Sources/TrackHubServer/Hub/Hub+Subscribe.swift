@@ -1,0 +1,93 @@
+import TrackHubCore
+import TrackHubLWS
+import TrackHubProtocol
+import TrackHubStore
+
+/// `subscribe` (PROTOCOL 3): the subscription starts at once, so no frame or event of the
+/// trip is missed; its snapshot (with the trail) and replayed events are read on the
+/// store-read queue, never on the service thread, into a place held in the connection's
+/// queue, so everything sent to the trip meanwhile still comes after them.
+extension Hub {
+    func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
+        guard let session = sessions[id] else { return }
+        if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
+            sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
+            return
+        }
+        if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {
+            session.queue.removeFrames(ofSlot: slot)
+        }
+        let entry = trips[trip]
+        let audience = audience(of: session.grants, trip: trip)
+        var recovered: Bool?
+        var replayCount = 0
+        if let sinceEvent {
+            recovered = sinceEvent <= (entry?.trip.lastEventNumber ?? 0)
+            // Only events already sent live: later ones are on their way as live messages.
+            if recovered == true { replayCount = max(0, trips.lastEvent(of: trip) - sinceEvent) }
+        }
+        addSubscriber(id, to: trip, mode: mode)
+        var segment: OutboundMessage?
+        if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
+            segment = OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot)
+        }
+        let view = TripView(id: trip, entry: entry, trail: [], now: now, audience: audience)
+        guard audience != .customer || replayCount > 0 else {
+            // A customer's snapshot has no trail: nothing to read.
+            enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
+            if let segment { enqueue(segment, to: id) }
+            endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
+            return
+        }
+        let (ticket, outcome) = session.queue.reserveSnapshot(of: trip)
+        if outcome == .replacedReply { metrics.repliesReplaced += 1 }
+        let read = SubscribeRead(
+            view: view, re: re, recovered: recovered, replayAfter: sinceEvent, replayCount: replayCount, segment: segment, ticket: ticket)
+        if session.subscribeReads[trip] != nil {
+            session.subscribeReads[trip]?.next = read  // read when the one in flight returns
+            return
+        }
+        session.subscribeReads[trip] = SubscribeReads(reading: read)
+        startSubscribeRead(read, for: id)
+    }
+
+    private func startSubscribeRead(_ read: SubscribeRead, for id: ConnectionID) {
+        let trip = read.view.id
+        let wantsTrail = read.view.audience != .customer
+        let replayAfter = read.replayAfter, replayCount = read.replayCount
+        readFromStore({ store throws(StoreError) in
+            let trail = wantsTrail ? try store.recentFixes(tripID: trip, count: 100).map(\.fix) : []
+            var replay: [[UInt8]] = []
+            if let replayAfter, replayCount > 0 { replay = try store.events(tripID: trip, after: replayAfter, limit: replayCount) }
+            return SubscribeReadResult(trail: trail, replay: replay)
+        }) { [self] result in
+            guard let session = sessions[id], !session.isClosing, let reads = session.subscribeReads[trip] else { return }
+            if let next = reads.next {
+                // Subscribed again meanwhile: that one's answer replaced this one's place.
+                session.subscribeReads[trip] = SubscribeReads(reading: next)
+                return startSubscribeRead(next, for: id)
+            }
+            session.subscribeReads[trip] = nil
+            answer(reads.reading, with: result, to: id)
+        }
+    }
+
+    private func answer(_ read: SubscribeRead, with result: Result<SubscribeReadResult, StoreError>, to id: ConnectionID) {
+        switch result {
+        case .success(let found):
+            var view = read.view
+            view.trail = found.trail
+            var messages = [OutboundMessage.snapshot(view, re: read.re, recovered: read.recovered)]
+            messages += found.replay.map { OutboundMessage(payload: $0) }
+            if let segment = read.segment { messages.append(segment) }
+            fillReservation(read.ticket, with: messages, for: id)
+            if view.audience == .customer { endCustomerSubscriptionsIfOver(trip: view.id, now: clock.wallMillis()) }
+        case .failure(let error):
+            // Not a snapshot without its trail, nor `recovered: true` without the events.
+            removeSubscriber(id, from: read.view.id)
+            let refusal = ProtocolError(.unavailable, "subscribe: the store could not be read (\(error)); try again")
+            metrics.errorsOut[refusal.code.rawValue, default: 0] += 1
+            fillReservation(read.ticket, with: [OutboundMessage(payload: ServerReplies.error(re: read.re, refusal))], for: id)
+        }
+    }
+}
