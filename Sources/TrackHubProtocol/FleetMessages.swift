@@ -78,7 +78,7 @@ public enum FleetMessages {
             if item.count == 1 {
                 w.field("trip", item.trip ?? item.id)
                 w.field("status", item.status ?? "moving")
-                w.field("bearing", ServerMessages.rounded(item.bearing ?? 0, places: 1))
+                w.field("bearing", ServerMessages.wireBearing(item.bearing ?? 0))
             } else {
                 w.key("bounds")
                 w.beginArray()

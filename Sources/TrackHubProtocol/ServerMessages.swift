@@ -23,7 +23,7 @@ public enum ServerMessages {
         w.field("t", frame.t)
         w.coordinateField("lat", frame.position.lat)
         w.coordinateField("lon", frame.position.lon)
-        w.field("bearing", rounded(frame.bearingDeg, places: 1))
+        w.field("bearing", wireBearing(frame.bearingDeg))
         w.field("progress", frame.progress.map { rounded($0, places: 5) })
         writeStandingFields(&w, doneM: frame.doneM, remainingM: frame.remainingM, etaS: frame.etaS, leg: frame.leg, status: frame.status)
         // PROTOCOL 6.2: only a jump frame carries `jump`.
@@ -132,6 +132,14 @@ public enum ServerMessages {
         w.coordinateField("lat", point.lat)
         w.coordinateField("lon", point.lon)
         w.endObject()
+    }
+
+    /// A bearing for the wire: to 0.1°, in [0, 360) as PROTOCOL 4 says (359.96° rounds to
+    /// 360.0, which is north: written 0).
+    @inline(__always)
+    static func wireBearing(_ degrees: Double) -> Double {
+        let value = rounded(degrees, places: 1)
+        return value >= 360 ? 0 : value
     }
 
     /// Rounds for the wire: sub-decimetre precision is noise in a GPS tracker, and shorter

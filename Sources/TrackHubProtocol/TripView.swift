@@ -107,7 +107,7 @@ public struct TripView: Sendable {
         let marker = hidesRider ? nil : trip.marker(at: now)
         w.key("position")
         ServerMessages.writePoint(&w, marker?.position)
-        w.field("bearing", marker.map { ServerMessages.rounded($0.bearingDeg, places: 1) })
+        w.field("bearing", marker.map { ServerMessages.wireBearing($0.bearingDeg) })
         let info: (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) =
             trip.marker(at: now) == nil ? (nil, nil, nil, nil) : trip.progressInfo(at: now)
         w.field("progress", info.progress.map { ServerMessages.rounded($0, places: 5) })

@@ -3,7 +3,8 @@
 /// fixtures of `WireFixtures`. The moved encoders must write exactly these bytes.
 enum WireBefore {
     static let frame = ##"{"type":"frame","trip":"T1","seq":7,"t":1700000000123,"lat":38.7158123,"lon":-9.1420457,"bearing":123.5,"progress":0.12346,"done_m":1234.6,"remaining_m":8765.4,"eta_s":321,"leg":1,"status":"moving"}"##
-    static let frameJump = ##"{"type":"frame","trip":"T:2","seq":1,"t":1700000000000,"lat":-33.9,"lon":151.2,"bearing":360,"progress":null,"done_m":null,"remaining_m":null,"eta_s":null,"leg":0,"status":"off_route","jump":true}"##
+    // (frameJump: its bearing of 359.96° was written 360 before; PROTOCOL 4 says [0, 360), so 0.)
+    static let frameJump = ##"{"type":"frame","trip":"T:2","seq":1,"t":1700000000000,"lat":-33.9,"lon":151.2,"bearing":0,"progress":null,"done_m":null,"remaining_m":null,"eta_s":null,"leg":0,"status":"off_route","jump":true}"##
     static let segment = ##"{"type":"segment","trip":"T1","seq":2,"t0":1700000000000,"duration_ms":4000,"path":[[-9.142,38.7158],[-9.141,38.7162],[-9.13902,38.71701]],"progress_from":0.1,"progress_to":0.23457,"done_m":100,"remaining_m":900.1,"eta_s":60,"leg":0,"status":"moving"}"##
     static let segmentJump = ##"{"type":"segment","trip":"T1","seq":3,"t0":1700000000000,"duration_ms":0,"path":[[2,1]],"progress_from":null,"progress_to":null,"done_m":null,"remaining_m":null,"eta_s":null,"leg":2,"status":"holding","jump":true}"##
     static let event0 = ##"{"type":"event","trip":"T1","n":1,"name":"trip_created","t":1700000000000,"lat":null,"lon":null}"##
