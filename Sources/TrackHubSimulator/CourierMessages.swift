@@ -36,23 +36,14 @@ enum CourierMessages {
 
     /// An OwnTracks `location` (PROTOCOL 11): `tst` in whole seconds, `vel` in km/h.
     static func ownTracks(_ fix: SimulatedFix) -> [UInt8] {
-        var members: [(String, JSONValue)] = [
-            ("_type", "location"), ("lat", .number(JSONNumber(fix.lat))), ("lon", .number(JSONNumber(fix.lon))),
-            ("tst", .number(JSONNumber((fix.ts + 999) / 1000))), ("tid", "sm"),
-        ]
-        if let speed = fix.speedMps { members.append(("vel", .number(JSONNumber((speed * 3.6).rounded())))) }
-        if let heading = fix.heading { members.append(("cog", .number(JSONNumber(heading.rounded())))) }
-        if let accuracy = fix.accuracyM { members.append(("acc", .number(JSONNumber(accuracy.rounded())))) }
-        var w = JSONWriter(headroom: 0, capacity: 160)
-        w.value(.object(JSONObject(members)))
-        return w.finish()
+        DeviceRequestBodies.ownTracksLocation(
+            lat: fix.lat, lon: fix.lon, tstSeconds: (fix.ts + 999) / 1000, tid: "sm",
+            velKmh: fix.speedMps.map { ($0 * 3.6).rounded() }, cog: fix.heading?.rounded(), accM: fix.accuracyM?.rounded())
     }
 
     /// `PUT /v1/devices/{device}`'s body: bind the device to `trip`.
     static func bindDevice(trip: String) -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 96)
-        w.value(["trip": .string(trip)])
-        return w.finish()
+        DeviceRequestBodies.device(trip: trip)
     }
 
     static func proceed(trip: String, id: Int) -> String {

@@ -173,4 +173,15 @@ import TrackHubCore
         #expect(DeviceTimestamp.parse("2024-13-01T00:00:00Z") == nil)
         #expect(DeviceTimestamp.parse("2024-01-01T00:00:00+25:00") == nil)
     }
+
+    @Test func theBodiesTheSimulatorSendsReadBackAsSent() throws {
+        let body = DeviceRequestBodies.ownTracksLocation(lat: 60.17, lon: 24.94, tstSeconds: 1_700_000_000, tid: "sm", velKmh: 36, cog: 90, accM: 5)
+        #expect(String(decoding: body, as: UTF8.self) == #"{"_type":"location","lat":60.17,"lon":24.94,"tst":1700000000,"tid":"sm","vel":36,"cog":90,"acc":5}"#)
+        let fix = try #require(try OwnTracksMessage.parse(device: "phone-1", body: body, now: 1_700_000_001_000))
+        #expect(fix.fix.ts == 1_700_000_000_000 && fix.fix.speedMps == 10 && fix.fix.heading == 90 && fix.fix.accuracyM == 5)
+        let device = DeviceRequestBodies.device(trip: "T1", name: "Alex")
+        #expect(String(decoding: device, as: UTF8.self) == #"{"trip":"T1","name":"Alex"}"#)
+        let decoded = try DeviceRequest.decode(device)
+        #expect(decoded.trip == "T1" && decoded.name == "Alex")
+    }
 }
