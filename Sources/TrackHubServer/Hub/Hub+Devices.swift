@@ -8,8 +8,7 @@ import TrackHubStore
 extension Hub {
     /// Loads the registered devices of the local store (a hub alone; see `LocalCommandLog`).
     func restoreDevices() throws {
-        devices = [:]
-        for device in try store.loadDevices() { devices[device.id] = device }
+        devices.replaceAll(with: try store.loadDevices())
     }
 
     /// The shortest device id a secured hub registers: the id is the device's secret.
@@ -29,7 +28,7 @@ extension Hub {
     // MARK: - /v1/devices (admin)
 
     func listDevices(_ connection: ConnectionID) {
-        let sorted = devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        let sorted = devices.all.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
         respond(connection, status: 200, json: HTTPBodies.deviceList(sorted.map(deviceView)))
     }
 
@@ -71,8 +70,7 @@ extension Hub {
 
     /// A device the command log has forgotten: it and its fix-rate bucket go.
     func forgetDevice(_ id: String) {
-        devices[id] = nil
-        deviceFixTokens[id] = nil
+        devices[id] = nil  // and its bucket
     }
 
     // MARK: - Fixes from phones (no token: the device id is the credential)
@@ -97,27 +95,12 @@ extension Hub {
     private func acceptDeviceFix(_ connection: ConnectionID, device id: String, _ fix: DeviceFix?, source: DeviceFix.Source, now: Int64) throws(ProtocolError) {
         guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
         guard let fix else { return respondDevice(connection, source) }
-        guard takeDeviceFixToken(id, now: now) else {
+        guard devices.takeFixToken(id, ratePerSecond: config.maxFixRate, now: now) else {
             throw .rateLimited("device \(id): more than \(config.maxFixRate) fixes per second")
         }
         metrics.fixesIn += 1
         metrics.deviceFixes[source.rawValue, default: 0] += 1
         commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
-    }
-
-    /// PROTOCOL 1's `--max-fix-rate`, per device: a token bucket.
-    private func takeDeviceFixToken(_ id: String, now: Int64) -> Bool {
-        let rate = Double(max(1, config.maxFixRate))
-        var bucket = deviceFixTokens[id] ?? (tokens: rate, at: now)
-        bucket.tokens = min(rate, bucket.tokens + Double(max(0, now - bucket.at)) / 1000 * rate)
-        bucket.at = now
-        guard bucket.tokens >= 1 else {
-            deviceFixTokens[id] = bucket
-            return false
-        }
-        bucket.tokens -= 1
-        deviceFixTokens[id] = bucket
-        return true
     }
 
     /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks `[]`.

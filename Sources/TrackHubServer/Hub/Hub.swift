@@ -35,10 +35,8 @@ public final class Hub: @unchecked Sendable {
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
     var fleet = FleetState()
-    /// Registered phones by id (PROTOCOL 11), as stored.
-    var devices: [String: StoredDevice] = [:]
-    /// Each device's fix-rate bucket (`--max-fix-rate`).
-    var deviceFixTokens: [String: (tokens: Double, at: Int64)] = [:]
+    /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
+    var devices = DeviceRegistry()
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Made on first use (it needs the hub), in `start` before the service thread runs.
     private(set) lazy var commands: any CommandLog = makeCommandLog()

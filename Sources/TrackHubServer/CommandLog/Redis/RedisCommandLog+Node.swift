@@ -38,8 +38,7 @@ extension RedisCommandLog {
             watermark = snapshot.watermark
             devices = snapshot.devices ?? ClusterDevices()
         }
-        hub.devices = [:]
-        for device in devices.all { hub.devices[device.id] = device }
+        hub.devices.replaceAll(with: Array(devices.all))
         let writer = ClusterLogWriter(address: address)
         let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
