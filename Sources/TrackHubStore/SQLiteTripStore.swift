@@ -46,7 +46,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// The database file's name in the data directory.
     public static let fileName = "trackhub.db"
     /// The schema this build writes, kept in `PRAGMA user_version`.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
     public static let defaultMaxPendingRecords = 100_000
 
     public let directory: String
@@ -182,8 +182,13 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             }
             try db.exec(Self.schema)
         case 1:
-            // Version 1 (before devices): fixes gain altitude and battery, devices a table.
+            // Version 1 (before devices): fixes gain altitude and battery, devices a table;
+            // then on as from version 2.
             try db.exec(Self.migrationFrom1)
+            try db.exec(Self.migrationFrom2)
+        case 2:
+            // Version 2 (before webhooks): the webhook tables.
+            try db.exec(Self.migrationFrom2)
         case schemaVersion:
             break
         default:
@@ -232,7 +237,8 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     -- Each trip's events, numbered from 1, with their wire encoding as first sent.
     CREATE TABLE events(trip INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(trip, n)) WITHOUT ROWID;
     \(devicesTable)
-    PRAGMA user_version = 2;
+    \(webhookTables)
+    PRAGMA user_version = 3;
     COMMIT;
     """
 
@@ -472,6 +478,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
         guard count > 0 else { return [] }
         return try read { r throws(SQLiteError) in try r.recent(tripID: tripID, count: count) }
+    }
+
+    func readWebhookState() throws(StoreError) -> WebhookStoredState {
+        try read { r throws(SQLiteError) in try r.webhookState() }
     }
 
     public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {

@@ -12,6 +12,8 @@ public enum StoreRecord: Sendable {
     case device(StoredDevice)
     /// Forgets a device.
     case deleteDevice(id: String)
+    /// Where webhook delivery stands (PROTOCOL 12).
+    case webhook(WebhookRecord)
 }
 
 /// A stored fix, for the trail and snapshots.

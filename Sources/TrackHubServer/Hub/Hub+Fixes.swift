@@ -129,6 +129,7 @@ extension Hub {
             metrics.eventsOut += broadcast(message, trip: trip)
             lastBroadcastEvent[trip] = max(lastBroadcastEvent[trip] ?? 0, event.n)
         }
+        webhookEventsStored(events, trip: trip)
     }
 
     /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.

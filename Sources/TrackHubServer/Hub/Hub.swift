@@ -53,6 +53,8 @@ public final class Hub: @unchecked Sendable {
     let apiGate: APIGate
     /// The write policy and lifetime rules of WebSocket sessions (decisions; the hub acts).
     let sessionPolicy: SessionPolicy
+    /// Delivers events to `--webhook` URLs on its own thread (Hub+Webhooks.swift); set in `start`.
+    var webhooks: WebhookDispatcher?
 
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let startedSignal = DispatchSemaphore(value: 0)
@@ -93,6 +95,7 @@ public final class Hub: @unchecked Sendable {
     public func start() throws {
         try commands.restore()
         try restoreDevices()
+        try startWebhooks()
         let thread = Thread { [self] in
             do {
                 try host.start()
@@ -107,6 +110,7 @@ public final class Hub: @unchecked Sendable {
             commands.startThreads()
             startedSignal.signal()
             host.run()
+            stopWebhooks()
             commands.stopThreads()
             stoppedSignal.signal()
         }

@@ -1,0 +1,24 @@
+/// The hub's side of the webhooks (PROTOCOL 12): the hooks the hub calls, all cheap and
+/// non-blocking on the service thread; the work is `WebhookDispatcher`'s.
+extension Hub {
+    /// Starts the dispatcher when `--webhook` is set (in `start`, before the service thread runs).
+    func startWebhooks() throws {
+        guard config.webhooks.isEnabled else { return }
+        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store)
+        try dispatcher.start(lastEvents: lastBroadcastEvent)
+        webhooks = dispatcher
+    }
+
+    /// Stored events, in order, as they are sent to subscribers.
+    func webhookEventsStored(_ events: [(n: Int, payload: [UInt8])], trip: String) {
+        webhooks?.eventsStored(events, trip: trip)
+    }
+
+    /// The webhook lines of /metrics.
+    var webhookMetricsText: String { webhooks?.metricsText() ?? "" }
+
+    /// Stores the positions reached and stops (when the service thread ends).
+    func stopWebhooks() {
+        webhooks?.stop()
+    }
+}
