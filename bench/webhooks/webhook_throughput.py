@@ -51,6 +51,13 @@ def delivered(hub, url):
     return 0
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (from /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--trips", type=int, default=2000)
@@ -87,10 +94,12 @@ def main():
                 raise SystemExit("not every event was delivered within 10 minutes")
             time.sleep(0.02)
         seconds = time.monotonic() - start
+        hub_cpu = cpu_seconds(hub.proc.pid)
         posted = len(receiver.requests) - before
         hub.stop()
         print(f"webhooks: {total} events ({args.trips} trips x {args.reroutes + 2}) delivered in {seconds:.2f} s after a restart: "
-              f"{total / seconds:.0f} deliveries/s ({posted} requests, 16 in flight, Python receiver on loopback)")
+              f"{total / seconds:.0f} deliveries/s ({posted} requests, 16 in flight, Python receiver on loopback); "
+              f"hub CPU {hub_cpu:.2f} s ({100 * hub_cpu / seconds:.0f} % of a core, start-up included)")
     finally:
         receiver.close()
         shutil.rmtree(tmp, ignore_errors=True)
