@@ -201,6 +201,13 @@ import TrackHubProtocol
         #expect(q.pending == 0)
     }
 
+    @Test func aForgottenTripsIDStartsAgainFromOne() throws {
+        var q = queue(positions: ["A": 7])
+        q.forget(trip: "A")
+        q.eventStored(trip: "A", n: 1, payload: try Self.payload(trip: "A", n: 1), now: 0)
+        #expect(q.nextDeliveries(now: 0, fetch: noStore).map(\.payload.webhookID) == ["A:1"])
+    }
+
     @Test func theOldestPendingAgeIsTheHeadsWait() throws {
         var q = queue()
         q.eventStored(trip: "A", n: 1, payload: try Self.payload(trip: "A", n: 1), now: 1000)

@@ -19,6 +19,7 @@ extension Hub {
                     animating.remove(id)
                     lastBroadcastEvent[id] = nil
                 }
+                webhookTripsForgotten(ids)
             }
         }
     }

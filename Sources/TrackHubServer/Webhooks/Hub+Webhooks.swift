@@ -14,6 +14,11 @@ extension Hub {
         webhooks?.eventsStored(events, trip: trip)
     }
 
+    /// Trips deleted by retention: their positions go (a new trip may take the id).
+    func webhookTripsForgotten(_ ids: [String]) {
+        webhooks?.tripsForgotten(ids)
+    }
+
     /// The webhook lines of /metrics.
     var webhookMetricsText: String { webhooks?.metricsText() ?? "" }
 

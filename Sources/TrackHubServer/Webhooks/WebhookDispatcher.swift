@@ -30,6 +30,8 @@ final class WebhookDispatcher: @unchecked Sendable {
     private struct Inbox {
         var events: [(trip: String, n: Int, body: [UInt8])] = []
         var overflow: [String: Int] = [:]
+        /// Trips deleted (retention); taken before the events, which were all handed in later.
+        var forgotten: [String] = []
         var unstored: [(queue: Int, positions: [String: Int])] = []
         var stopping = false
     }
@@ -109,6 +111,12 @@ final class WebhookDispatcher: @unchecked Sendable {
         if wasEmpty { curl.wake() }
     }
 
+    /// Trips deleted by retention (from the service thread).
+    func tripsForgotten(_ ids: [String]) {
+        inbox.withLock { $0.forgotten += ids }
+        curl.wake()
+    }
+
     /// The `/metrics` lines (as of at most `metricsEveryMs` ago).
     func metricsText() -> String {
         published.withLock { $0.text }
@@ -133,6 +141,7 @@ final class WebhookDispatcher: @unchecked Sendable {
                 let taken = box
                 box.events.removeAll(keepingCapacity: true)
                 box.overflow.removeAll(keepingCapacity: true)
+                box.forgotten.removeAll()
                 box.unstored.removeAll()
                 return taken
             }
@@ -161,6 +170,12 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     private func take(_ taken: Inbox, now: Int64) {
+        if !taken.forgotten.isEmpty {
+            for index in queues.indices {
+                for trip in taken.forgotten { queues[index].forget(trip: trip) }
+            }
+            store.append(taken.forgotten.map { .webhook(.forgetTrip(trip: $0)) }) { _ in }
+        }
         for event in taken.events {
             let payload = try? WebhookPayload(storedEvent: event.body)
             for index in queues.indices {

@@ -142,6 +142,19 @@ struct WebhookQueue {
         cursor.last = n
     }
 
+    /// The trip is gone from the store (retention): forgets its position and what was still
+    /// to send of it. A trip whose event is being sent right then keeps its cursor (the
+    /// trip ended `--retain-days` ago, so only a receiver failing all that time gets here).
+    mutating func forget(trip: String) {
+        idleDone[trip] = nil
+        dirty[trip] = nil
+        guard let cursor = cursors[trip], !cursor.inFlight else { return }
+        pending -= cursor.last - cursor.done
+        loadedTotal -= cursor.loadedCount
+        cursors[trip] = nil
+        retrying.remove(trip)
+    }
+
     /// The next requests to make, at most `maxInFlight` at once. Skipped events are passed
     /// over here; `fetch(trip, after, limit)` reads stored events (nil: the read failed).
     mutating func nextDeliveries(now: Int64, fetch: (String, Int, Int) -> [[UInt8]]?) -> [Delivery] {
