@@ -48,7 +48,8 @@ enum ServeCommand {
       --webhook URL             POST every trip event to URL (http:// or https://), signed as
                                 Standard Webhooks describes; repeatable (TRACKHUB_WEBHOOK: a
                                 comma-separated list). At least once, in order per trip,
-                                retried 1 s doubling to 5 min for 24 h, kept across restarts
+                                retried 1 s doubling to 5 min for 24 h, kept across restarts;
+                                with --cluster one node delivers (a lease in Redis)
       --webhook-secret S        the signing secret (required with --webhook); whsec_<base64>: the
                                 decoded bytes
       --webhook-events NAMES    event names to send, comma-separated (default: all): trip_created,
@@ -177,9 +178,6 @@ enum ServeCommand {
         config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
         config.webhooks = try webhooks(flags)
-        if config.webhooks.isEnabled && config.clusterAddress != nil {
-            throw UsageError("\(flags.label("webhook")): webhooks are not yet delivered in cluster mode (--cluster); run them on a single hub")
-        }
         return config
     }
 

@@ -4,7 +4,7 @@ extension Hub {
     /// Starts the dispatcher when `--webhook` is set (in `start`, before the service thread runs).
     func startWebhooks() throws {
         guard config.webhooks.isEnabled else { return }
-        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store)
+        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store, cluster: config.clusterAddress)
         try dispatcher.start(lastEvents: lastBroadcastEvent)
         webhooks = dispatcher
     }

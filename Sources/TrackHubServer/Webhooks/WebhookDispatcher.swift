@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TrackHubProtocol
+import TrackHubRedis
 import TrackHubStore
 
 /// Delivers trip events to the webhook URLs (PROTOCOL 12) on a thread of its own, with
@@ -13,13 +14,17 @@ import TrackHubStore
 /// URL, a fix ack or a frame.
 ///
 /// Durability: the events are already in the store's event log when they get here; what is
-/// kept per URL is how far each trip has been delivered (`WebhookRecord.position`), written
-/// through the store's ordinary batches at most every `positionFlushMs`. After a crash the
-/// events after the stored positions are sent again, with the same `webhook-id`: at least once.
+/// kept per URL is how far each trip has been delivered (a `WebhookPositionKeeper`: the
+/// store, or Redis in cluster mode), written at most every `positionFlushMs`. After a crash
+/// the events after the stored positions are sent again, with the same `webhook-id`.
 ///
-/// Threads: `queues`, `tokens` and `curl` (but its `wake`) belong to the dispatcher thread;
-/// `inbox` and `published` are the only state shared, each behind a `Mutex`. That is why the
-/// class is `@unchecked Sendable`.
+/// Cluster mode: every node gets every event (each applies the whole log) but only the
+/// holder of the `WebhookLease` delivers. The others only remember each trip's last event;
+/// on taking the lease a node reads the positions from Redis and starts from there.
+///
+/// Threads: `queues`, `known`, `tokens`, `lease`, `keeper` and `curl` (but its `wake`) belong
+/// to the dispatcher thread (`start` runs before it exists); `inbox` and `published` are the
+/// only state shared, each behind a `Mutex`. That is why the class is `@unchecked Sendable`.
 final class WebhookDispatcher: @unchecked Sendable {
     /// Events handed in and not yet taken by the thread, at most; past it only each trip's
     /// highest `n` is kept and the bodies are read back from the store.
@@ -32,62 +37,51 @@ final class WebhookDispatcher: @unchecked Sendable {
         var overflow: [String: Int] = [:]
         /// Trips deleted (retention); taken before the events, which were all handed in later.
         var forgotten: [String] = []
-        var unstored: [(queue: Int, positions: [String: Int])] = []
+        var unstored: [(generation: Int, positions: [String: [String: Int]])] = []
         var stopping = false
-    }
-
-    private struct Published {
-        var text = ""
     }
 
     let settings: WebhookSettings
     private let store: TripStore
     private let curl: CurlMulti
+    private let keeper: WebhookPositionKeeper
+    private var lease: WebhookLease?
     private let inbox = Mutex(Inbox())
-    private let published = Mutex(Published())
+    private let published = Mutex("")
     private let stopped = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
-
-    private var queues: [WebhookQueue] = []
-    private var tokens: [Int: (queue: Int, trip: String)] = [:]
-    private var nextToken = 1
     private let limits: WebhookQueue.Limits
 
-    init(settings: WebhookSettings, store: TripStore, limits: WebhookQueue.Limits = WebhookQueue.Limits()) throws(WebhookError) {
+    /// The queues while this node delivers (always on a hub alone), else empty.
+    private var queues: [WebhookQueue] = []
+    /// Bumped whenever `queues` are made anew: answers to older requests are ignored.
+    private var generation = 0
+    /// Every trip's last stored event, delivered or not (to start the queues from).
+    private var known: [String: Int] = [:]
+    private var tokens: [Int: (generation: Int, queue: Int, trip: String, id: String)] = [:]
+    private var nextToken = 1
+    private var nextActivationAttempt: Int64 = 0
+
+    /// - Parameter cluster: the cluster's Redis: positions there, one delivering node at a time.
+    init(settings: WebhookSettings, store: TripStore, cluster: RedisAddress? = nil, limits: WebhookQueue.Limits = WebhookQueue.Limits()) throws(WebhookError) {
         self.settings = settings
         self.store = store
         self.limits = limits
         curl = try CurlMulti(perHost: limits.maxInFlight, total: limits.maxInFlight * max(1, settings.urls.count))
+        if let cluster {
+            keeper = RedisWebhookPositions(address: cluster)
+            lease = WebhookLease(address: cluster, nodeID: UUID().uuidString)
+        } else {
+            keeper = StoreWebhookPositions(store: store)
+        }
     }
 
-    /// Reads the stored positions, starts the URLs seen for the first time at each trip's last
-    /// event, and starts the thread. `lastEvents`: every trip's last event `n`, as restored.
+    /// Starts the thread. `lastEvents`: every trip's last event `n`, as restored. On a hub
+    /// alone the positions are read here, so a store that cannot be read stops the start.
     func start(lastEvents: [String: Int]) throws(WebhookError) {
-        let state: WebhookStoredState
-        do {
-            state = try (store as? WebhookPositionStore)?.loadWebhookState() ?? WebhookStoredState()
-        } catch {
-            throw .store("cannot read the delivery positions: \(error)")
-        }
+        known = lastEvents
         let now = wallClockMillis()
-        var records: [StoreRecord] = []
-        let backoff = WebhookBackoff(baseMs: settings.retryBaseMs)
-        for url in settings.urls {
-            var positions = state.positions[url] ?? [:]
-            if state.targets[url] == nil {
-                // A new receiver gets what happens from now on, not the history.
-                positions = lastEvents
-                records.append(.webhook(.target(url: url, addedAt: now, positions: lastEvents)))
-            }
-            var queue = WebhookQueue(url: url, eventNames: settings.eventNames, backoff: backoff, limits: limits, positions: positions)
-            for (trip, last) in lastEvents where last > (positions[trip] ?? 0) {
-                queue.knowEvents(trip: trip, upTo: last, now: now)
-            }
-            queues.append(queue)
-        }
-        let gone = Set(state.positions.values.flatMap(\.keys)).subtracting(lastEvents.keys)
-        records += gone.sorted().map { .webhook(.forgetTrip(trip: $0)) }
-        if !records.isEmpty { store.append(records) { _ in } }
+        if lease == nil { try activate(now: now) }
         publishMetrics(now: now)
         let thread = Thread { [self] in run() }
         thread.name = "trackhub-webhooks"
@@ -119,11 +113,11 @@ final class WebhookDispatcher: @unchecked Sendable {
 
     /// The `/metrics` lines (as of at most `metricsEveryMs` ago).
     func metricsText() -> String {
-        published.withLock { $0.text }
+        published.withLock { $0 }
     }
 
-    /// Stops the thread after storing the positions reached. Requests under way are
-    /// abandoned: they are sent again after the next start.
+    /// Stops the thread after storing the positions reached (and giving the lease up).
+    /// Requests under way are abandoned: they are sent again after the next start.
     func stop() {
         guard started.exchange(false, ordering: .relaxed) else { return }
         inbox.withLock { $0.stopping = true }
@@ -139,21 +133,22 @@ final class WebhookDispatcher: @unchecked Sendable {
         while true {
             let taken = inbox.withLock { box -> Inbox in
                 let taken = box
-                box.events.removeAll(keepingCapacity: true)
-                box.overflow.removeAll(keepingCapacity: true)
-                box.forgotten.removeAll()
-                box.unstored.removeAll()
+                box = Inbox(stopping: box.stopping)
                 return taken
             }
             var now = wallClockMillis()
-            for (index, positions) in taken.unstored { queues[index].restoreDirty(positions) }
+            for (generation, positions) in taken.unstored where generation == self.generation {
+                for index in queues.indices { queues[index].restoreDirty(positions[queues[index].url] ?? [:]) }
+            }
             if taken.stopping {
                 flushPositions()
+                lease?.release()
                 break
             }
             take(taken, now: now)
+            checkLease(now: now)
             startDeliveries(now: now)
-            let timeout = pollTimeout(now: now, until: min(nextFlush, nextMetrics))
+            let timeout = pollTimeout(now: now, until: min(nextFlush, nextMetrics, lease?.nextDue ?? .max))
             let done = curl.poll(timeoutMs: timeout)
             now = wallClockMillis()
             for result in done { finish(result, now: now) }
@@ -169,20 +164,61 @@ final class WebhookDispatcher: @unchecked Sendable {
         stopped.signal()
     }
 
+    /// Makes the queues from the stored positions and what is known of every trip.
+    private func activate(now: Int64) throws(WebhookError) {
+        let positions = try keeper.load(urls: settings.urls, lastEvents: known, now: now)
+        let backoff = WebhookBackoff(baseMs: settings.retryBaseMs)
+        generation += 1
+        queues = settings.urls.map { url in
+            let start = positions[url] ?? [:]
+            var queue = WebhookQueue(url: url, eventNames: settings.eventNames, backoff: backoff, limits: limits, positions: start)
+            for (trip, last) in known where last > (start[trip] ?? 0) {
+                queue.knowEvents(trip: trip, upTo: last, now: now)
+            }
+            return queue
+        }
+    }
+
+    /// Cluster mode: takes up or stops the delivery as the lease comes and goes.
+    private func checkLease(now: Int64) {
+        guard var lease else { return }
+        let wasHeld = lease.isHeld
+        let held = lease.check(now: now)
+        self.lease = lease
+        defer { if held != wasHeld { publishMetrics(now: now) } }
+        if held && queues.isEmpty && now >= nextActivationAttempt {
+            do {
+                try activate(now: now)
+                HubLog.log(.info, "this node delivers the webhooks (it holds the lease)")
+            } catch {
+                nextActivationAttempt = now + 1000
+                HubLog.log(.warn, "\(error)")
+            }
+        } else if !held && !queues.isEmpty {
+            HubLog.log(.info, "another node delivers the webhooks now (the lease was lost)")
+            queues = []
+            generation += 1
+        }
+    }
+
     private func take(_ taken: Inbox, now: Int64) {
         if !taken.forgotten.isEmpty {
+            for trip in taken.forgotten { known[trip] = nil }
             for index in queues.indices {
                 for trip in taken.forgotten { queues[index].forget(trip: trip) }
             }
-            store.append(taken.forgotten.map { .webhook(.forgetTrip(trip: $0)) }) { _ in }
+            keeper.forget(trips: taken.forgotten, urls: settings.urls)
         }
         for event in taken.events {
+            known[event.trip] = max(known[event.trip] ?? 0, event.n)
+            guard !queues.isEmpty else { continue }
             let payload = try? WebhookPayload(storedEvent: event.body)
             for index in queues.indices {
                 queues[index].eventStored(trip: event.trip, n: event.n, payload: payload, now: now)
             }
         }
         for (trip, n) in taken.overflow {
+            known[trip] = max(known[trip] ?? 0, n)
             for index in queues.indices { queues[index].knowEvents(trip: trip, upTo: n, now: now) }
         }
     }
@@ -201,37 +237,36 @@ final class WebhookDispatcher: @unchecked Sendable {
 
     private func send(_ delivery: WebhookQueue.Delivery, queue index: Int, now: Int64) {
         let timestamp = now / 1000
-        let token = nextToken
-        nextToken += 1
+        let id = delivery.payload.webhookID
         guard let signature = WebhookSignature.header(key: settings.key, payload: delivery.payload, timestamp: timestamp) else {
-            report(index, delivery.trip, id: delivery.payload.webhookID, verdict: queues[index].finished(trip: delivery.trip, outcome: .failed(status: 0), now: now), why: "signing failed")
+            report(index, id: id, verdict: queues[index].finished(trip: delivery.trip, outcome: .failed(status: 0), now: now), why: "signing failed")
             return
         }
         let headers = [
             "content-type: application/json",
-            "webhook-id: \(delivery.payload.webhookID)",
+            "webhook-id: \(id)",
             "webhook-timestamp: \(timestamp)",
             "webhook-signature: \(signature)",
             "Expect:",  // no 100-continue round trip before the body
         ]
-        let url = queues[index].url
-        tokens[token] = (index, delivery.trip)
-        if !curl.post(token: token, url: url, headers: headers, body: delivery.payload.body, timeoutMs: settings.timeoutMs) {
+        let token = nextToken
+        nextToken += 1
+        tokens[token] = (generation, index, delivery.trip, id)
+        if !curl.post(token: token, url: queues[index].url, headers: headers, body: delivery.payload.body, timeoutMs: settings.timeoutMs) {
             tokens[token] = nil
             let verdict = queues[index].finished(trip: delivery.trip, outcome: .failed(status: 0), now: now)
-            report(index, delivery.trip, id: delivery.payload.webhookID, verdict: verdict, why: "libcurl refused the request")
+            report(index, id: id, verdict: verdict, why: "libcurl refused the request")
         }
     }
 
     private func finish(_ result: CurlMulti.Done, now: Int64) {
-        guard let (index, trip) = tokens.removeValue(forKey: result.token) else { return }
+        guard let request = tokens.removeValue(forKey: result.token), request.generation == generation else { return }
         let ok = result.error == nil && (200...299).contains(result.status)
-        let id = "\(trip):\(queues[index].position(of: trip) + 1)"
-        let verdict = queues[index].finished(trip: trip, outcome: ok ? .delivered : .failed(status: result.status), now: now)
-        report(index, trip, id: id, verdict: verdict, why: result.error ?? "HTTP \(result.status)")
+        let verdict = queues[request.queue].finished(trip: request.trip, outcome: ok ? .delivered : .failed(status: result.status), now: now)
+        report(request.queue, id: request.id, verdict: verdict, why: result.error ?? "HTTP \(result.status)")
     }
 
-    private func report(_ index: Int, _ trip: String, id: String, verdict: WebhookQueue.Verdict, why: String) {
+    private func report(_ index: Int, id: String, verdict: WebhookQueue.Verdict, why: String) {
         let url = queues[index].url
         switch verdict {
         case .delivered:
@@ -254,29 +289,31 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     private func flushPositions() {
-        var records: [StoreRecord] = []
-        var moved: [(Int, [String: Int])] = []
+        var moved: [String: [String: Int]] = [:]
         for index in queues.indices {
             let positions = queues[index].takeDirtyPositions()
-            guard !positions.isEmpty else { continue }
-            moved.append((index, positions))
-            let url = queues[index].url
-            for (trip, n) in positions { records.append(.webhook(.position(url: url, trip: trip, delivered: n))) }
+            if !positions.isEmpty { moved[queues[index].url] = positions }
         }
-        guard !records.isEmpty else { return }
+        guard !moved.isEmpty else { return }
         let written = moved
-        store.append(records) { [self] result in
-            guard case .failure = result else { return }
+        let generation = self.generation
+        keeper.write(written) { [self] in
             // Written again with the next flush (delivery stays at least once meanwhile).
-            inbox.withLock { box in for (index, positions) in written { box.unstored.append((index, positions)) } }
+            inbox.withLock { $0.unstored.append((generation, written)) }
         }
     }
 
     private func publishMetrics(now: Int64) {
-        let text = WebhookMetrics.render(queues.map {
-            WebhookMetrics.URLState(url: $0.url, delivered: $0.delivered, failed: $0.failed, dropped: $0.dropped,
-                                    pending: $0.pending, oldestPendingMs: $0.oldestPendingMs(now: now))
-        })
-        published.withLock { $0.text = text }
+        let states: [WebhookMetrics.URLState]
+        if queues.isEmpty {
+            states = settings.urls.map { WebhookMetrics.URLState(url: $0, delivered: 0, failed: 0, dropped: 0, pending: 0, oldestPendingMs: 0) }
+        } else {
+            states = queues.map {
+                WebhookMetrics.URLState(url: $0.url, delivered: $0.delivered, failed: $0.failed, dropped: $0.dropped,
+                                        pending: $0.pending, oldestPendingMs: $0.oldestPendingMs(now: now))
+            }
+        }
+        let text = WebhookMetrics.render(states, leaseHeld: lease.map(\.isHeld))
+        published.withLock { $0 = text }
     }
 }

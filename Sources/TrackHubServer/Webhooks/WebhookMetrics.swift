@@ -9,7 +9,8 @@ enum WebhookMetrics {
         var oldestPendingMs: Int64
     }
 
-    static func render(_ urls: [URLState]) -> String {
+    /// - Parameter leaseHeld: cluster mode: whether this node delivers (nil on a hub alone).
+    static func render(_ urls: [URLState], leaseHeld: Bool? = nil) -> String {
         guard !urls.isEmpty else { return "" }
         var out = """
         # HELP trackhub_webhook_deliveries_total Webhook attempts by URL and result: ok (2xx within 10 s), failed (any other attempt; retried), dropped (an event given up after 24 h).
@@ -27,6 +28,10 @@ enum WebhookMetrics {
         out += "# HELP trackhub_webhook_oldest_pending_seconds How long the oldest undelivered event of the URL has waited (0: none).\n# TYPE trackhub_webhook_oldest_pending_seconds gauge\n"
         for state in urls {
             out += "trackhub_webhook_oldest_pending_seconds{url=\"\(label(state.url))\"} \(PrometheusText.format(Double(state.oldestPendingMs) / 1000))\n"
+        }
+        if let leaseHeld {
+            out += "# HELP trackhub_webhook_lease_held Cluster mode: 1 while this node delivers the webhooks (it holds the lease).\n# TYPE trackhub_webhook_lease_held gauge\n"
+            out += "trackhub_webhook_lease_held \(leaseHeld ? 1 : 0)\n"
         }
         return out
     }
