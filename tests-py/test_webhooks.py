@@ -175,9 +175,13 @@ class TestSlowReceiver(WebhookHubCase, hubproc.AsyncTestCase):
         WebhookHubCase.setUp(self)
 
     async def test_a_hanging_receiver_delays_nobody(self):
-        stuck = self.receiver(lambda req: None)  # never answers
-        good = self.receiver()
-        hub = self.hub(stuck.url, good.url)
+        # Two URLs on one receiver (one host and port): /stuck never answers, /hook does. The
+        # hub must not let the stuck one take the host's connections from the other.
+        receiver = self.receiver(lambda req: None if req["path"] == "/stuck" else 200)
+        stuck_url = receiver.url.rsplit("/", 1)[0] + "/stuck"
+        hub = self.hub(stuck_url, receiver.url)
+        stuck = PathView(receiver, "/stuck")
+        good = PathView(receiver, "/hook")
         hub.create_trip(id="hang-1", route=ROUTE)
         stuck.wait_until(lambda r: r.hanging >= 1, what="the stuck receiver to hold a request")
 
@@ -193,10 +197,12 @@ class TestSlowReceiver(WebhookHubCase, hubproc.AsyncTestCase):
             ack = await courier_ws.wait_type("ack")
             self.assertTrue(ack["applied"], ack)
         await viewer.wait_type("frame", trip="hang-1")
-        # The second URL is served meanwhile: more trips, every event delivered.
-        for i in range(3):
+        # The second URL is served meanwhile: more trips (enough for the stuck URL to fill
+        # all its 16 request slots), every event delivered.
+        for i in range(17):
             make_events(hub, f"hang-other-{i}", reroutes=1)
-        good.wait_until(lambda r: len(r.accepted()) >= 1 + 9, what="the second URL's events")
+        good.wait_until(lambda r: len(r.accepted()) >= 1 + 17 * 3, what="the second URL's events")
+        stuck.wait_until(lambda r: r.hanging >= 16, what="the stuck URL to hold 16 requests")
         # The stuck URL got each trip's first event at most (each still unanswered, or
         # retried after its timeout): the rest of a trip waits behind its first, in order.
         self.assertTrue(all(x["doc"]["data"]["n"] == 1 for x in stuck.requests), [x["id"] for x in stuck.requests])
@@ -335,6 +341,27 @@ class TestWebhookFlags(unittest.TestCase):
         finally:
             a.close()
             b.close()
+
+
+class PathView:
+    """The requests of one receiver to one path, with the receiver's waiting."""
+
+    def __init__(self, receiver, path):
+        self.receiver, self.path = receiver, path
+
+    @property
+    def requests(self):
+        return [r for r in self.receiver.requests if r["path"] == self.path]
+
+    @property
+    def hanging(self):
+        return sum(1 for r in self.requests if r["status"] is None)
+
+    def accepted(self):
+        return [r for r in self.receiver.accepted() if r["path"] == self.path]
+
+    def wait_until(self, predicate, timeout=30.0, what="the expected requests"):
+        self.receiver.wait_until(lambda _: predicate(self), timeout, what)
 
 
 def wait_for(predicate, timeout=30.0, what="a condition"):

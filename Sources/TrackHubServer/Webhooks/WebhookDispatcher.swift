@@ -67,7 +67,10 @@ final class WebhookDispatcher: @unchecked Sendable {
         self.settings = settings
         self.store = store
         self.limits = limits
-        curl = try CurlMulti(perHost: limits.maxInFlight, total: limits.maxInFlight * max(1, settings.urls.count))
+        // Each URL's own cap (`maxInFlight`) is what binds: two URLs on one host must not
+        // share one host's connections, or a hanging one would starve the other.
+        let connections = limits.maxInFlight * max(1, settings.urls.count)
+        curl = try CurlMulti(perHost: connections, total: connections)
         if let cluster {
             keeper = RedisWebhookPositions(address: cluster)
             lease = WebhookLease(address: cluster, nodeID: UUID().uuidString)
