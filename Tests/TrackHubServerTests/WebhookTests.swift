@@ -208,6 +208,15 @@ import TrackHubProtocol
         #expect(q.nextDeliveries(now: 0, fetch: noStore).map(\.payload.webhookID) == ["A:1"])
     }
 
+    @Test func anAnswerForNoRequestUnderWayChangesNothing() throws {
+        var q = queue()
+        q.eventStored(trip: "A", n: 1, payload: try Self.payload(trip: "A", n: 1), now: 0)
+        #expect(q.finished(trip: "A", outcome: .delivered, now: 0) == .ignored)
+        #expect(q.finished(trip: "B", outcome: .failed(status: 500), now: 0) == .ignored)
+        #expect(q.pending == 1 && q.delivered == 0 && q.failed == 0)
+        #expect(q.nextDeliveries(now: 0, fetch: noStore).map(\.payload.n) == [1])
+    }
+
     @Test func theOldestPendingAgeIsTheHeadsWait() throws {
         var q = queue()
         q.eventStored(trip: "A", n: 1, payload: try Self.payload(trip: "A", n: 1), now: 1000)

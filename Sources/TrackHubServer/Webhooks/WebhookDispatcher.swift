@@ -272,7 +272,7 @@ final class WebhookDispatcher: @unchecked Sendable {
     private func report(_ index: Int, id: String, verdict: WebhookQueue.Verdict, why: String) {
         let url = queues[index].url
         switch verdict {
-        case .delivered:
+        case .delivered, .ignored:
             break
         case .retryAt(let at):
             HubLog.log(.debug, "webhook not delivered, retrying", [

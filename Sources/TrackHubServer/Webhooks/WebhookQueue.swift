@@ -44,6 +44,8 @@ struct WebhookQueue {
         case delivered
         case retryAt(Int64)
         case dropped
+        /// No request was under way for the trip (a stale answer): nothing changed.
+        case ignored
     }
 
     private struct Entry {
@@ -229,9 +231,9 @@ struct WebhookQueue {
 
     /// The request for `trip`'s head event ended.
     mutating func finished(trip: String, outcome: Outcome, now: Int64) -> Verdict {
-        guard var cursor = cursors.removeValue(forKey: trip), cursor.inFlight, let head = cursor.head else {
-            return .dropped
-        }
+        guard let found = cursors[trip], found.inFlight, let head = found.head else { return .ignored }
+        var cursor = found
+        cursors[trip] = nil
         defer { cursors[trip] = cursor; settle(trip) }
         cursor.inFlight = false
         inFlight -= 1
