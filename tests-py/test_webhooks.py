@@ -328,6 +328,25 @@ class TestWebhookFlags(unittest.TestCase):
             self.assertIn(flag, out.stderr, args)
             self.assertEqual(len(out.stderr.strip().splitlines()), 1, out.stderr)
 
+    def test_the_config_file_takes_a_list(self):
+        a, b = Receiver(), Receiver()
+        tmp = tempfile.mkdtemp(prefix="trackhub-webhook-config-")
+        try:
+            path = os.path.join(tmp, "trackhub.yaml")
+            with open(path, "w") as f:
+                f.write(f"webhook: [{a.url}, {b.url}]\nwebhook-secret: {SECRET}\nwebhook-events: [trip_created]\n")
+            hub = HubProcess("--config", path).start()
+            try:
+                hub.create_trip(id="file-1", route=ROUTE)
+                for r in (a, b):
+                    r.wait_until(lambda r: [x["id"] for x in r.accepted()] == ["file-1:1"], what="the event at both URLs")
+            finally:
+                hub.stop()
+        finally:
+            a.close()
+            b.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_the_environment_takes_a_comma_separated_list(self):
         a, b = Receiver(), Receiver()
         try:
