@@ -8,7 +8,8 @@ import PackageDescription
 //   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
 //   TrackHubLWS       all of libwebsockets: the server host (context, callbacks, HTTP exchange,
 //                     WebSocket I/O) and the client host; the types the hub and the host pass
-//   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth (libcrypto HMAC); no lws C
+//   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth (libcrypto HMAC), webhooks
+//                     (libcurl's multi interface on a thread of its own); no lws C
 //   TrackHubCLI       flag, environment and config-file (libyaml) reading shared by the executables
 //   trackhub          the command line (serve, token, simulate, config, version)
 //   trackhub-load     the load generator
@@ -45,6 +46,11 @@ let package = Package(
             providers: [.apt(["libyaml-dev"])]
         ),
         .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
             name: "CHiredis",
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
@@ -56,7 +62,7 @@ let package = Package(
         .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "CLibWebSockets"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "CCrypto"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "CCrypto", "CCurl"]
         ),
         .target(
             name: "TrackHubSimulator",

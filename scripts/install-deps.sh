@@ -9,7 +9,8 @@ want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 # libyaml-dev: the YAML parser of `serve --config FILE` (the CYAML target).
-packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libjs-leaflet)
+# libcurl4-openssl-dev: the HTTP client of `serve --webhook URL` (the CCurl target).
+packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libcurl4-openssl-dev libjs-leaflet)
 if [ "$want_test" = 1 ]; then
   packages+=(chromium chromium-driver python3-pip redis-server haproxy)
 fi

@@ -8,7 +8,7 @@ import TrackHubCore
 ///
 /// Bounds: at most `maxFixesPerTrip` fixes and `maxEventsPerTrip` events per trip are
 /// kept (the oldest are forgotten past that); trips are removed with `forget(tripID:)`.
-public final class MemoryTripStore: TripStore {
+public final class MemoryTripStore: TripStore, WebhookPositionStore {
     private struct TripData {
         var trip: Trip?
         var createdAt: Int64 = 0
@@ -26,6 +26,7 @@ public final class MemoryTripStore: TripStore {
         var lastFixNumber: Int64 = 0
         var devices: [String: StoredDevice] = [:]
         var shares: [String: StoredShare] = [:]
+        var webhooks = WebhookStoredState()
     }
 
     private let state = Mutex<State>(State())
@@ -85,6 +86,10 @@ public final class MemoryTripStore: TripStore {
         }
     }
 
+    public func loadWebhookState() throws(StoreError) -> WebhookStoredState {
+        state.withLock { $0.webhooks }
+    }
+
     public func loadDevices() throws(StoreError) -> [StoredDevice] {
         state.withLock { $0.devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) } }
     }
@@ -103,6 +108,8 @@ public final class MemoryTripStore: TripStore {
             state.devices[device.id] = device
         case .deleteDevice(let id):
             state.devices[id] = nil
+        case .webhook(let record):
+            state.webhooks.apply(record)
         case .tripState(let trip, let createdAt, let riderJSON):
             var data = state.trips[trip.id, default: TripData()]
             data.trip = trip

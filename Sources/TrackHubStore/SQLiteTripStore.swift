@@ -180,15 +180,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             guard tables == 0 else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "not a TrackHub store (it has tables but no schema version)")
             }
-            // A new store is made as version 2 was, then migrated like any version 2 store.
             try db.exec(Self.schema)
-            try db.exec(Self.migrationFrom2)
         case 1:
-            // Version 1 (before devices): fixes gain altitude and battery, devices a table.
+            // Version 1 (before devices): fixes gain altitude and battery, devices a table;
+            // then on as from version 2.
             try db.exec(Self.migrationFrom1)
             try db.exec(Self.migrationFrom2)
         case 2:
-            // Version 2 (before share links): share links get a table.
+            // Version 2 (before webhooks and share links): their tables.
             try db.exec(Self.migrationFrom2)
         case schemaVersion:
             break
@@ -238,7 +237,9 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     -- Each trip's events, numbered from 1, with their wire encoding as first sent.
     CREATE TABLE events(trip INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(trip, n)) WITHOUT ROWID;
     \(devicesTable)
-    PRAGMA user_version = 2;
+    \(webhookTables)
+    \(sharesTable)
+    PRAGMA user_version = 3;
     COMMIT;
     """
 
@@ -255,9 +256,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     CREATE INDEX share_links_expiry ON share_links(expires_at);
     """
 
-    /// From schema 2: nothing existing changes; the share links' table is added.
+    /// From schema 2: nothing existing changes; the webhook and share-link tables are added.
     static let migrationFrom2 = """
     BEGIN IMMEDIATE;
+    \(webhookTables)
     \(sharesTable)
     PRAGMA user_version = 3;
     COMMIT;
@@ -498,6 +500,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
         guard count > 0 else { return [] }
         return try read { r throws(SQLiteError) in try r.recent(tripID: tripID, count: count) }
+    }
+
+    func readWebhookState() throws(StoreError) -> WebhookStoredState {
+        try read { r throws(SQLiteError) in try r.webhookState() }
     }
 
     public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {

@@ -18,6 +18,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private let upsertTrip: SQLiteStatement
     private let tripKeyByID: SQLiteStatement
     private let insertTripPlaceholder: SQLiteStatement
+    /// The `.webhook` records' statements (SQLiteWebhookWrites.swift).
+    private let webhookWrites: SQLiteWebhookWrites
 
     /// trip id → trips.k, for rows known to be committed.
     private var tripKeys: [String: Int64] = [:]
@@ -59,6 +61,7 @@ final class SQLiteWriter: @unchecked Sendable {
             """)
         tripKeyByID = try db.prepare("SELECT k FROM trips WHERE id = ?1")
         insertTripPlaceholder = try db.prepare("INSERT INTO trips(id) VALUES(?1) RETURNING k")
+        webhookWrites = try SQLiteWebhookWrites(db: db)
         lastFixID = try db.scalarInt("SELECT max(id) FROM fixes") ?? 0
         purgeFindTrip = try db.prepare("SELECT k, id FROM trips WHERE ended_at IS NOT NULL AND ended_at < ?1 ORDER BY ended_at LIMIT 1")
         purgeFixes = try db.prepare("DELETE FROM fixes WHERE id IN (SELECT id FROM fixes WHERE trip = ?1 LIMIT ?2)")
@@ -122,6 +125,8 @@ final class SQLiteWriter: @unchecked Sendable {
                     case .forgetShares(let before):
                         forgetShares.bind(1, before)
                         try forgetShares.run()
+                    case .webhook(let record):
+                        try webhookWrites.write(record)
                     case .event(let tripID, let n, let encoded):
                         let key = try tripKey(tripID, newKeys: &newKeys)
                         insertEvent.bind(1, key)

@@ -16,6 +16,8 @@ public enum StoreRecord: Sendable {
     case share(StoredShare)
     /// Forgets the share links whose tokens expired before this time (ms since the epoch).
     case forgetShares(expiredBefore: Int64)
+    /// Where webhook delivery stands (PROTOCOL 12).
+    case webhook(WebhookRecord)
 }
 
 /// A stored fix, for the trail and snapshots.

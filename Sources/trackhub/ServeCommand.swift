@@ -44,6 +44,21 @@ enum ServeCommand {
       --log-level LEVEL         error, warn, info or debug (default info)
       --log-format text|json    one line per event on stderr, time-stamped; json: one object a line (default text)
 
+    Webhooks (PROTOCOL 12, docs/webhooks.md):
+      --webhook URL             POST every trip event to URL (http:// or https://), signed as
+                                Standard Webhooks describes; repeatable (TRACKHUB_WEBHOOK: a
+                                comma-separated list). At least once, in order per trip,
+                                retried 1 s doubling to 5 min for 24 h, kept across restarts;
+                                with --cluster one node delivers (a lease in Redis)
+      --webhook-secret S        the signing secret (required with --webhook); whsec_<base64>: the
+                                decoded bytes
+      --webhook-events NAMES    event names to send, comma-separated (default: all): trip_created,
+                                waypoint_reached, waypoint_resumed, arrived, off_route,
+                                back_on_route, rerouted, ended
+      --webhook-retry-base DURATION
+                                the first retry's delay, doubling from there (default 1s; tests
+                                shorten it)
+
     Cluster mode (docs/cluster.md):
       --cluster redis://HOST:PORT
                                 be one of several hubs sharing a log in Redis: commands and fixes
@@ -81,7 +96,7 @@ enum ServeCommand {
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips", "log-format",
-        "config", "jwt-secret-file", "osmand-listen",
+        "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -162,7 +177,50 @@ enum ServeCommand {
         config.clusterPartitions = try flags.int("cluster-partitions", range: 1...1024) ?? config.clusterPartitions
         config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
+        config.webhooks = try webhooks(flags)
         return config
+    }
+
+    /// `--webhook` (repeatable; the environment's and the file's a comma-separated list or a
+    /// YAML list), `--webhook-secret`, `--webhook-events`, `--webhook-retry-base` (PROTOCOL 12).
+    static func webhooks(_ flags: Flags) throws -> WebhookSettings {
+        var settings = WebhookSettings()
+        for value in flags.all("webhook") {
+            for part in value.split(separator: ",") {
+                let url = part.trimmingCharacters(in: .whitespaces)
+                guard !url.isEmpty else { continue }
+                guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+                    scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+                else {
+                    throw UsageError("\(flags.label("webhook")): \(url) is not an http:// or https:// URL")
+                }
+                if !settings.urls.contains(url) { settings.urls.append(url) }
+            }
+        }
+        if let secret = flags.string("webhook-secret") {
+            guard let key = WebhookSecret.key(secret) else {
+                throw UsageError("\(flags.label("webhook-secret")): empty, or whsec_ not followed by base64")
+            }
+            settings.key = key
+            settings.secret = secret
+        } else if settings.isEnabled {
+            throw UsageError("\(flags.label("webhook")) needs --webhook-secret (the key receivers verify signatures with)")
+        }
+        if let names = flags.string("webhook-events") {
+            var selected = Set<String>()
+            for part in names.split(separator: ",") {
+                let name = part.trimmingCharacters(in: .whitespaces)
+                guard WebhookSettings.knownEventNames.contains(name) else {
+                    throw UsageError("\(flags.label("webhook-events")): \(name) is not an event name (\(WebhookSettings.knownEventNames.sorted().joined(separator: ", ")))")
+                }
+                selected.insert(name)
+            }
+            guard !selected.isEmpty else { throw UsageError("\(flags.label("webhook-events")): no event names") }
+            settings.eventNames = selected
+        }
+        settings.retryBaseMs = try flags.durationMs("webhook-retry-base") ?? settings.retryBaseMs
+        if settings.retryBaseMs < 1 { throw UsageError("\(flags.label("webhook-retry-base")): must be at least 1ms") }
+        return settings
     }
 
     /// `--jwt-secret` or `--jwt-secret-file`: one secret, or two while rotating. They are one
@@ -198,7 +256,7 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
             return 2
         }
-        HubLog.configure(level: LogLevel(name: config.logLevel) ?? .info, format: LogFormat(rawValue: config.logFormat) ?? .text, secrets: config.jwtSecrets)
+        HubLog.configure(level: LogLevel(name: config.logLevel) ?? .info, format: LogFormat(rawValue: config.logFormat) ?? .text, secrets: config.jwtSecrets + (config.webhooks.secret.isEmpty ? [] : [config.webhooks.secret]))
         let log = Logger()
         if config.jwtSecret == nil {
             // Said at every log level: an open hub must never go unnoticed.

@@ -44,7 +44,7 @@ import TrackHubCore
             #expect(isSuccess(appendAndWait(store, [.fix(tripID: "T1", fix: fix, refusal: nil, receivedAt: t0)])))
             // Back to what a hub before devices wrote (schema 1).
             store.withWriterConnection { db in
-                try? db.exec("DROP TABLE share_links; DROP TABLE devices; ALTER TABLE fixes DROP COLUMN altitude; ALTER TABLE fixes DROP COLUMN battery; PRAGMA user_version = 1")
+                try? db.exec("DROP TABLE share_links; DROP TABLE devices; DROP TABLE webhook_targets; DROP TABLE webhook_positions; ALTER TABLE fixes DROP COLUMN altitude; ALTER TABLE fixes DROP COLUMN battery; PRAGMA user_version = 1")
             }
             store.close()
         }

@@ -44,7 +44,7 @@ import TrackHubCore
             let store = try SQLiteTripStore(directory: dir.path)
             #expect(isSuccess(appendAndWait(store, [.device(DeviceStoreTests.phone)])))
             // Back to what a hub before share links wrote (schema 2).
-            store.withWriterConnection { db in try? db.exec("DROP TABLE share_links; PRAGMA user_version = 2") }
+            store.withWriterConnection { db in try? db.exec("DROP TABLE share_links; DROP TABLE webhook_targets; DROP TABLE webhook_positions; PRAGMA user_version = 2") }
             store.close()
         }
         let store = try SQLiteTripStore(directory: dir.path)

@@ -100,4 +100,7 @@ protocol CommandLog: AnyObject {
     var keepsRecentEvents: Bool { get }
     /// Lines for `/metrics` (Prometheus text), empty for none.
     func metricsText(now: Int64) -> String
+    /// Where webhook delivery positions are kept (PROTOCOL 12), and the lease that lets one
+    /// node at a time deliver (nil: this hub always delivers).
+    func webhookPositions() -> (keeper: any WebhookPositionKeeper, lease: WebhookLease?)
 }

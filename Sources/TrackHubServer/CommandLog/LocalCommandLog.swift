@@ -83,6 +83,10 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     var hasUnansweredCommands: Bool { false }  // the drain waits for store batches instead
     var movingTripCount: Int { hub.trips.animating.count }
+
+    func webhookPositions() -> (keeper: any WebhookPositionKeeper, lease: WebhookLease?) {
+        (StoreWebhookPositions(store: hub.store), nil)
+    }
     var keepsRecentEvents: Bool { false }
     func metricsText(now: Int64) -> String { "" }
 }

@@ -130,6 +130,7 @@ extension Hub {
             trips.noteEventSent(event.n, trip: trip)
         }
         endCustomerSubscriptionsIfOver(trip: trip, now: clock.wallMillis())  // after `arrived` (PROTOCOL 13)
+        webhookEventsStored(events, trip: trip)
     }
 
     /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.

@@ -24,7 +24,7 @@ extension Hub {
             let unsent = sessions.values.reduce(0) { $0 + $1.queue.unsentBytes }
             let text = metrics.render(
                 trips: trips.count, movingTrips: commands.movingTripCount, draining: draining,
-                unsentBytes: unsent, commandLog: commands.metricsText(now: now))
+                unsentBytes: unsent, commandLog: commands.metricsText(now: now) + webhookMetricsText)
             return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {

@@ -17,6 +17,7 @@ extension Hub {
                 for id in ids where trips[id]?.trip.status == .ended {
                     trips.remove(id)
                 }
+                webhookTripsForgotten(ids)
             }
         }
     }

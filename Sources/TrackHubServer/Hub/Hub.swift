@@ -46,6 +46,8 @@ public final class Hub: @unchecked Sendable {
     let apiGate: APIGate
     /// The write policy and lifetime rules of WebSocket sessions (decisions; the hub acts).
     let sessionPolicy: SessionPolicy
+    /// Delivers events to `--webhook` URLs on its own thread (Hub+Webhooks.swift); set in `start`.
+    var webhooks: WebhookDispatcher?
 
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let startedSignal = DispatchSemaphore(value: 0)
@@ -89,6 +91,7 @@ public final class Hub: @unchecked Sendable {
     public func start() throws {
         try commands.restore()  // trips and devices
         try restoreShares()
+        try startWebhooks()
         let thread = Thread { [self] in
             do {
                 try host.start()
@@ -103,6 +106,7 @@ public final class Hub: @unchecked Sendable {
             commands.startThreads()
             startedSignal.signal()
             host.run()
+            stopWebhooks()
             commands.stopThreads()
             stoppedSignal.signal()
         }

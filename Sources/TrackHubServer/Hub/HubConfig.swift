@@ -64,6 +64,8 @@ public struct HubConfig: Sendable {
     public var clusterPartitions = 16
     /// How often a node writes a state snapshot to Redis (one node per interval).
     public var clusterSnapshotIntervalMs: Int64 = 30_000
+    /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
+    public var webhooks = WebhookSettings()
 
     public init() {}
 

@@ -80,6 +80,9 @@ struct TripTable {
     /// The highest event number sent live for a trip (0: none).
     func lastEvent(of trip: String) -> Int { lastEventSent[trip] ?? 0 }
 
+    /// Every trip's last event sent live.
+    var lastEventsSent: [String: Int] { lastEventSent }
+
     /// Notes that event `n` of a trip went out live.
     mutating func noteEventSent(_ n: Int, trip: String) {
         guard entries[trip] != nil else { return }

@@ -1,0 +1,30 @@
+/// The hub's side of the webhooks (PROTOCOL 12): the hooks the hub calls, all cheap and
+/// non-blocking on the service thread; the work is `WebhookDispatcher`'s.
+extension Hub {
+    /// Starts the dispatcher when `--webhook` is set (in `start`, before the service thread runs).
+    func startWebhooks() throws {
+        guard config.webhooks.isEnabled else { return }
+        let (keeper, lease) = commands.webhookPositions()
+        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store, keeper: keeper, lease: lease)
+        try dispatcher.start(lastEvents: trips.lastEventsSent)
+        webhooks = dispatcher
+    }
+
+    /// Stored events, in order, as they are sent to subscribers.
+    func webhookEventsStored(_ events: [(n: Int, payload: [UInt8])], trip: String) {
+        webhooks?.eventsStored(events, trip: trip)
+    }
+
+    /// Trips deleted by retention: their positions go (a new trip may take the id).
+    func webhookTripsForgotten(_ ids: [String]) {
+        webhooks?.tripsForgotten(ids)
+    }
+
+    /// The webhook lines of /metrics.
+    var webhookMetricsText: String { webhooks?.metricsText() ?? "" }
+
+    /// Stores the positions reached and stops (when the service thread ends).
+    func stopWebhooks() {
+        webhooks?.stop()
+    }
+}
