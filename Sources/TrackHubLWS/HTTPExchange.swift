@@ -12,8 +12,13 @@ final class HTTPExchange {
     var closeAfterResponse = false
     var headersSent = false
     var bodyOffset = 0
-    /// A streamed response's `body` is out; the next chunks come from its `next`.
+    /// A streamed response's `body` is out; the next chunks come from its `requestChunk`.
     var firstPartSent = false
+    /// A streamed response's next part was asked for and is not in yet (`supplyChunk`).
+    var chunkRequested = false
+    /// A streamed response's next part, supplied and not yet written: with `chunkRequested`,
+    /// at most one part is held or being produced ahead of the one lws is writing.
+    var suppliedChunk: HTTPBodyChunk?
     /// Handed to the delegate already (lws still reports BODY_COMPLETION for a POST/PUT
     /// dispatched without a body, which would run e.g. a `proceed` twice).
     var dispatched = false

@@ -46,23 +46,42 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var contentType: String
     public var headers: [(name: String, value: String)]
-    /// The whole body, or with `next` its first part.
+    /// The whole body, or with `requestChunk` its first part.
     public var body: [UInt8]
-    /// For a streamed body (chunked transfer encoding, no Content-Length): called on the
-    /// service thread for each further part, one per writeable callback, until it returns nil.
-    /// Throwing drops the connection without ending the body, so the client sees it cut short.
-    public var next: (@Sendable () throws -> [UInt8]?)?
+    /// For a streamed body (chunked transfer encoding, no Content-Length): the host's request
+    /// for the next part, made on the service thread with the response's connection. The
+    /// producer must not block there (the service thread serves every socket): it answers with
+    /// `ServerHost.supplyChunk(id, _:)` on the service thread, at once or later, e.g. once a
+    /// read on another queue is back. The host asks again only after that answer has been
+    /// taken for writing, so at most one part is ever produced ahead of the one being
+    /// written: memory stays bounded by two parts, however long the body. A connection that
+    /// closes meanwhile is not reported to the producer; its late answer is dropped.
+    public var requestChunk: (@Sendable (ConnectionID) -> Void)?
 
     public init(
         status: Int, contentType: String = "application/json", headers: [(name: String, value: String)] = [], body: [UInt8],
-        next: (@Sendable () throws -> [UInt8]?)? = nil
+        requestChunk: (@Sendable (ConnectionID) -> Void)? = nil
     ) {
         self.status = status
         self.contentType = contentType
         self.headers = headers
         self.body = body
-        self.next = next
+        self.requestChunk = requestChunk
     }
+
+    /// True when the body is streamed (chunked): `requestChunk` gives its later parts.
+    public var isStreamed: Bool { requestChunk != nil }
+}
+
+/// A producer's answer to `HTTPResponse.requestChunk`, handed over with `ServerHost.supplyChunk`.
+public enum HTTPBodyChunk: Sendable {
+    /// The next part (empty: nothing yet; the host asks again).
+    case bytes([UInt8])
+    /// The body is complete: the host writes the last chunk.
+    case end
+    /// The body cannot be completed (e.g. a store read failed): the host drops the connection
+    /// without the last chunk, so the client sees the body cut short, not a shorter whole one.
+    case failure
 }
 
 /// What a WebSocket upgrade request carries, for the hub to accept or refuse it.

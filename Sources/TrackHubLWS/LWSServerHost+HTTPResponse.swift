@@ -3,6 +3,11 @@ import CLibWebSockets
 /// Writing HTTP answers: the status line and headers (the delegate's `responseHeaders`
 /// added to each), a whole body in 64 KiB writes, a streamed body framed chunked here
 /// (lws 4.1.6 does not), one write per writeable callback, then keep-alive or close.
+///
+/// A streamed body's later parts are pulled: the host asks with the response's
+/// `requestChunk`, the producer answers with `supplyChunk` (at once or later, from a read on
+/// another queue), and the writeable callback writes only parts already supplied. Nothing on
+/// the service thread waits for a producer.
 extension LWSServerHost {
     /// Sends an HTTP response to a request delivered earlier (possibly much later, e.g. after a commit).
     public func respond(_ id: ConnectionID, _ response: HTTPResponse) {
@@ -23,7 +28,7 @@ extension LWSServerHost {
             // length and adds `connection: close` (the body then ends when the socket does),
             // and `lws_write(LWS_WRITE_HTTP)` sends bytes as they are. Writing the status and
             // headers ourselves keeps the connection reusable.
-            let streamed = response.next != nil
+            let streamed = response.isStreamed
             var headers = response.headers
             if state.closeAfterResponse { headers.append(("connection", "close")) }
             if streamed { headers.insert(contentsOf: [("content-type", response.contentType), ("transfer-encoding", "chunked")], at: 0) }
@@ -60,8 +65,8 @@ extension LWSServerHost {
             lws_callback_on_writable(wsi)
             return 0
         }
-        if let next = response.next {
-            return writeStreamedHTTP(wsi: wsi, id: id, state: state, next: next)
+        if response.isStreamed {
+            return writeStreamedHTTP(wsi: wsi, id: id, state: state)
         }
         // One chunk per writeable callback; lws buffers what the socket does not take.
         let chunkSize = 64 * 1024
@@ -83,43 +88,77 @@ extension LWSServerHost {
         return 0
     }
 
-    /// One chunk of a streamed body per writeable callback: `body` first, then what `next`
-    /// gives, each framed `<hex size>\r\n<data>\r\n`; `0\r\n\r\n` once `next` gives nil.
-    private func writeStreamedHTTP(
-        wsi: OpaquePointer, id: ConnectionID, state: HTTPExchange, next: () throws -> [UInt8]?
-    ) -> Int32 {
-        let part: [UInt8]?
+    /// A streamed body's next part, answering `requestChunk` (service thread). Kept until the
+    /// writeable callback writes it. A connection that closed meanwhile is gone from `http`
+    /// (and a later request on the same socket has another id), so its late part is dropped.
+    public func supplyChunk(_ id: ConnectionID, _ chunk: HTTPBodyChunk) {
+        guard let wsi = sockets[id], let exchange = http[id], exchange.chunkRequested else { return }
+        exchange.chunkRequested = false
+        exchange.suppliedChunk = chunk
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Asks the producer for the next part unless one is held or on its way (at most one
+    /// ahead). The producer may answer inside this call: the state is set before it runs.
+    private func requestNextChunk(_ id: ConnectionID, _ exchange: HTTPExchange) {
+        guard !exchange.chunkRequested, exchange.suppliedChunk == nil, let request = exchange.response?.requestChunk else { return }
+        exchange.chunkRequested = true
+        request(id)
+    }
+
+    /// One chunk of a streamed body per writeable callback: `body` first, then the parts
+    /// supplied, each framed `<hex size>\r\n<data>\r\n`; `0\r\n\r\n` once `.end` is supplied.
+    /// The next part is asked for as this one is written, so producing it overlaps the write.
+    /// With nothing supplied yet the callback writes nothing: `supplyChunk` asks for another.
+    private func writeStreamedHTTP(wsi: OpaquePointer, id: ConnectionID, state: HTTPExchange) -> Int32 {
+        let part: HTTPBodyChunk
         if !state.firstPartSent {
-            part = state.response?.body
+            part = .bytes(state.response?.body ?? [])
             state.firstPartSent = true
             state.response?.body = []  // not kept while the rest streams
+        } else if let supplied = state.suppliedChunk {
+            part = supplied
+            state.suppliedChunk = nil
         } else {
-            do { part = try next() } catch { return -1 }  // cut short: no last chunk
-        }
-        if part?.isEmpty == true {  // a chunk of size 0 would end the body
-            lws_callback_on_writable(wsi)
+            requestNextChunk(id, state)
             return 0
+        }
+        let payload: [UInt8]?
+        switch part {
+        case .failure:
+            return -1  // cut short: no last chunk
+        case .end:
+            payload = nil
+        case .bytes(let bytes):
+            if bytes.isEmpty {  // a chunk of size 0 would end the body
+                requestNextChunk(id, state)
+                if state.suppliedChunk != nil { lws_callback_on_writable(wsi) }
+                return 0
+            }
+            payload = bytes
+            requestNextChunk(id, state)
         }
         let pre = OutboundMessage.headroom
         var chunk = [UInt8](repeating: 0, count: pre)
-        if let part {
-            chunk.reserveCapacity(pre + part.count + 16)
-            chunk.append(contentsOf: String(part.count, radix: 16).utf8)
+        if let payload {
+            chunk.reserveCapacity(pre + payload.count + 16)
+            chunk.append(contentsOf: String(payload.count, radix: 16).utf8)
             chunk.append(contentsOf: [0x0D, 0x0A])
-            chunk.append(contentsOf: part)
+            chunk.append(contentsOf: payload)
             chunk.append(contentsOf: [0x0D, 0x0A])
         } else {
             chunk.append(contentsOf: "0\r\n\r\n".utf8)
         }
         let written = chunk.withUnsafeMutableBufferPointer { raw -> Int32 in
             guard let base = raw.baseAddress else { return -1 }
-            return part == nil
+            return payload == nil
                 ? trackhub_lws_write_http_final(wsi, base + pre, raw.count - pre)
                 : trackhub_lws_write_http(wsi, base + pre, raw.count - pre)
         }
         if written < 0 { return -1 }
-        if part == nil { return finishHTTP(wsi: wsi, id: id) }
-        lws_callback_on_writable(wsi)
+        if payload == nil { return finishHTTP(wsi: wsi, id: id) }
+        // A part already supplied (the producer answered at once) is written next time round.
+        if state.suppliedChunk != nil { lws_callback_on_writable(wsi) }
         return 0
     }
 

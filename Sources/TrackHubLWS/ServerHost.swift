@@ -25,6 +25,10 @@ public protocol ServerHost: AnyObject, Sendable {
 
     /// Answers an HTTP request (now or later; the connection waits).
     func respond(_ id: ConnectionID, _ response: HTTPResponse)
+    /// The next part of a streamed body, answering its response's `requestChunk` (see
+    /// `HTTPResponse.requestChunk`). Dropped when the connection has closed meanwhile or no
+    /// part was asked for.
+    func supplyChunk(_ id: ConnectionID, _ chunk: HTTPBodyChunk)
     /// Asks for a `nextMessage(for:)` call when the socket can take more.
     func requestWritable(_ id: ConnectionID)
     /// Writes at once when nothing of this connection is still buffered (see `DirectWrite`).

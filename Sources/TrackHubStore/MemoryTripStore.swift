@@ -33,6 +33,7 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
     private let queue = DispatchQueue(label: "trackhub.memory-store")
     private let failing = Atomic<Bool>(false)
     private let readsFailing = Atomic<Bool>(false)
+    private let trailGate = Mutex<ReadGate?>(nil)
     public let maxFixesPerTrip: Int
     public let maxEventsPerTrip: Int
 
@@ -60,6 +61,10 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
     private let readGate = Mutex<Bool>(false)
     private let readGateOpened = DispatchSemaphore(value: 0)
     private let heldReadCount = Atomic<Int>(0)
+
+    /// Test hook: while set, every `trailPage` call waits at `gate` first (see `ReadGate`),
+    /// so a test can hold a trail read in flight and look at what the hub does meanwhile.
+    public func holdTrailReads(_ gate: ReadGate?) { trailGate.withLock { $0 = gate } }
 
     private func checkReadable() throws(StoreError) {
         if readGate.withLock({ $0 }) {
@@ -174,6 +179,7 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
     }
 
     public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
+        if let gate = trailGate.withLock({ $0 }) { gate.pass() }
         try checkReadable()
         return state.withLock { state in
             guard let data = state.trips[tripID], limit > 0 else { return TrailPage(fixes: [], next: nil) }
@@ -238,5 +244,54 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
 
     public func close() {
         queue.sync {}
+    }
+}
+
+/// A test's hold on reads (`MemoryTripStore.holdTrailReads`): each read that reaches the gate
+/// reports it (`waitForRead`) and waits until the test lets one read through (`release`), or
+/// all of them (`open`). Semaphores, so the test neither polls nor sleeps.
+public final class ReadGate: Sendable {
+    private struct State {
+        var isOpen = false
+        /// Reads that came to the gate and were not let through by `release` (at least the
+        /// number waiting: `open` may then signal more than needed, which is harmless).
+        var waiting = 0
+    }
+    private let state = Mutex(State())
+    private let arrived = DispatchSemaphore(value: 0)
+    private let admitted = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    /// Called by the read: reports its arrival, then waits to be let through.
+    func pass() {
+        let mustWait = state.withLock { state -> Bool in
+            if state.isOpen { return false }
+            state.waiting += 1
+            return true
+        }
+        guard mustWait else { return }
+        arrived.signal()
+        admitted.wait()
+    }
+
+    /// Waits until a read is held at the gate; false when none came within `timeout` seconds.
+    public func waitForRead(timeout: Double = 10) -> Bool {
+        arrived.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Lets one held read (or the next one to come) through.
+    public func release() {
+        state.withLock { state in state.waiting = max(0, state.waiting - 1) }
+        admitted.signal()
+    }
+
+    /// Lets every read through from now on, the held ones included.
+    public func open() {
+        let held = state.withLock { state -> Int in
+            state.isOpen = true
+            return state.waiting
+        }
+        for _ in 0..<held { admitted.signal() }
     }
 }

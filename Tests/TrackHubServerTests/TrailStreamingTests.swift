@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import TrackHubCore
+import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
 @testable import TrackHubServer
@@ -184,6 +185,107 @@ import TrackHubTesting
         let same = body == Self.wholeEncoding(id: "live", stored)
         #expect(same, "the fixes of the mark, all arrays alike")
     }
+
+    /// No trail page is read on the service thread: while the first page (with the mark) and
+    /// then a later page are held in the store, the hub still answers another client.
+    @Test func theServiceThreadAnswersWhileATrailPageIsRead() throws {
+        let hub = try TestHub()
+        let gate = ReadGate()
+        defer {
+            gate.open()
+            hub.stop()
+        }
+        try hub.createTrip(["id": "held"])
+        try Self.postFixes(hub, trip: "held", count: 5_000)  // three pages
+        let expected = try Self.expected(hub, id: "held")
+        hub.store.holdTrailReads(gate)
+
+        let reader = try KeepAliveConnection(port: hub.port)
+        try reader.sendGet("/v1/trips/held/trail")
+        #expect(gate.waitForRead(), "the first page is being read")
+        #expect(try hub.http("GET", "/healthz").status == 200, "answered while the first page is read")
+        gate.release()
+        #expect(gate.waitForRead(), "a later page is being read")
+        #expect(try hub.http("GET", "/healthz").status == 200, "answered while a later page is read")
+        gate.open()
+
+        let (head, body) = try reader.readAnswer()
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.lowercased().contains("transfer-encoding: chunked"))
+        #expect(Array(body) == expected, "the bytes of a whole encoding")
+    }
+
+    /// A client that goes away mid-stream: lws mostly reads nothing while it answers, so it
+    /// finds out at the next write, made once a page is back; by then the host has asked for
+    /// the page after it (one read ahead). Either way a page read is in flight when the
+    /// connection closes; it comes back to a connection that is gone and is dropped, and the
+    /// hub carries on (run under ASan too).
+    @Test func aConnectionClosedWhileAPageIsReadDropsThatPage() throws {
+        let hub = try TestHub()
+        let gate = ReadGate()
+        defer {
+            gate.open()
+            hub.stop()
+        }
+        try hub.createTrip(["id": "gone"])
+        try Self.postFixes(hub, trip: "gone", count: 5_000)
+        try waitUntil("the posting connections are closed") { try Self.openConnections(hub) == 0 }
+        hub.store.holdTrailReads(gate)
+
+        let fd = try Loopback.connect(port: hub.port)
+        let request = Array("GET /v1/trips/gone/trail HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\n\r\n".utf8)
+        #expect(send(fd, request, request.count, 0) == request.count)
+        #expect(gate.waitForRead(), "the first page is being read")
+        gate.release()
+        #expect(gate.waitForRead(), "the second page is being read")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        #expect(recv(fd, &buffer, buffer.count, 0) > 0, "the answer has begun")
+        // A reset, so that the next write fails at once (after a FIN, the first one still goes).
+        var reset = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+        close(fd)
+        // The second page comes back and the third is asked for (held) as the write fails; or,
+        // when lws saw the reset first, the second page comes back to no connection.
+        gate.release()
+        try waitUntil("the hub has seen the connection close") { try Self.openConnections(hub) == 0 }
+        gate.open()  // a page still held comes back to a connection that is gone
+
+        let (status, body) = try hub.http("GET", "/v1/trips/gone/trail")
+        #expect(status == 200)
+        #expect(Array(body) == (try Self.expected(hub, id: "gone")))
+    }
+
+    /// The fake host joins a streamed trail by pulling its parts, as lws does.
+    @Test func theFakeHostJoinsAStreamedTrail() throws {
+        let hub = try SocketlessHub()
+        defer { hub.stop() }
+        #expect(try hub.http(.post, "/v1/trips", json: ["id": "fake"]).status == 201)
+        let t0: Int64 = 1_700_000_000_000
+        let fixes = (0..<4_500).map { FixInput(lat: 38.7 + Double($0) * 4.5e-5, lon: -9.14, ts: t0 + Int64($0) * 1000, seq: Int64($0) + 1) }
+        let stored = DispatchSemaphore(value: 0)
+        hub.store.append(fixes.map { .fix(tripID: "fake", fix: $0, refusal: nil, receivedAt: 0) }) { _ in stored.signal() }
+        stored.wait()
+
+        let response = try #require(hub.host.requestAndWait(.get, "/v1/trips/fake/trail"))
+        #expect(response.status == 200)
+        #expect(!response.isStreamed, "joined whole")
+        let same = response.body == Self.wholeEncoding(id: "fake", fixes.map { StoredFix(fix: $0, refusal: nil) })
+        #expect(same)
+    }
+
+    /// Open TCP connections to the hub from loopback, as its host counts them (read on the service thread).
+    static func openConnections(_ hub: TestHub) throws -> Int {
+        let count = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        hub.hub.runOnServiceThread {
+            count.withLock { $0 = (hub.hub.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 10) == .success, let value = count.withLock({ $0 }) else {
+            throw TestFailure(description: "the service thread did not count the connections")
+        }
+        return value
+    }
 }
 
 /// One HTTP/1.1 connection kept open across requests; answers read whole (length or chunked).
@@ -200,8 +302,18 @@ final class KeepAliveConnection {
 
     /// Sends a GET and reads its whole answer: the head and the (de-chunked) body.
     func get(_ path: String) throws -> (head: String, body: Data) {
+        try sendGet(path)
+        return try readAnswer()
+    }
+
+    /// Sends a GET without reading its answer.
+    func sendGet(_ path: String) throws {
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
         guard send(fd, request, request.count, 0) == request.count else { throw HTTPTestClient.Failure(description: "send failed") }
+    }
+
+    /// Reads one whole answer: the head and the (de-chunked) body.
+    func readAnswer() throws -> (head: String, body: Data) {
         var response = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -3,75 +3,57 @@ import TrackHubProtocol
 import TrackHubStore
 
 /// The GPX and CSV bodies of `GET /v1/trips/{id}/trail?format=` (PROTOCOL 14), written page
-/// by page in one keyset-paged pass up to the store's mark, so memory stays bounded by the page.
+/// by page in one pass of a `TrailPager`, so memory stays bounded by the page.
+///
+/// Making it and `nextChunk` read the store (blocking): the hub calls both on its store-read
+/// queue. Sendable: the state sits behind a mutex; the hub asks for one chunk at a time.
 final class TrailExportStream: Sendable {
     private struct State: Sendable {
+        var pager: TrailPager
         var started = false
         var done = false
-        var cursor: TrailCursor?
     }
 
-    private let store: any TripStore
     private let tripID: String
-    private let query: TrailQuery
     private let format: TrailFormat
     private let server: String
-    private let mark: Int64
-    private let pageSize: Int
-    private let firstPage: TrailPage
-    private let state = Mutex(State())
+    /// True when the whole trail is in the first page: the body can then be sent whole.
+    let fitsInOnePage: Bool
+    private let state: Mutex<State>
 
+    /// Reads the store's mark and the first page.
     init(
         store: any TripStore, tripID: String, query: TrailQuery, format: TrailFormat, server: String = "trackhub",
         pageSize: Int = TrailStream.pageSize
     ) throws(StoreError) {
-        self.store = store
+        let pager = try TrailPager(store: store, tripID: tripID, query: query, pageSize: max(1, pageSize))
         self.tripID = tripID
-        self.query = query
         self.format = format
         self.server = server
-        self.pageSize = max(1, pageSize)
-        mark = try store.fixMark()
-        firstPage = try store.trailPage(tripID: tripID, after: nil, from: query.from, to: query.to, storedUpTo: mark, limit: self.pageSize)
+        fitsInOnePage = pager.fitsInOnePage
+        state = Mutex(State(pager: pager))
     }
 
-    var fitsInOnePage: Bool { firstPage.next == nil }
-
-    /// The next part of the body; nil once it is complete.
-    func nextChunk() throws -> [UInt8]? {
-        try state.withLock { (state: inout State) throws -> [UInt8]? in
+    /// The next part of the body; nil once it is complete. Reads at most one page.
+    func nextChunk() throws(StoreError) -> [UInt8]? {
+        try state.withLock { (state: inout State) throws(StoreError) -> [UInt8]? in
             if state.done { return nil }
             var text = ""
-            let page: TrailPage
             if !state.started {
                 state.started = true
                 text += format == .gpx ? TrailExport.gpxHead(trip: tripID, server: server) : TrailExport.csvHeader
-                page = firstPage
-            } else {
-                do {
-                    page = try store.trailPage(
-                        tripID: tripID, after: state.cursor, from: query.from, to: query.to, storedUpTo: mark, limit: pageSize)
-                } catch {
-                    throw TrailStream.Failure(description: "trail: \(error)")
-                }
             }
+            let page = try state.pager.nextPage()
             for stored in page.fixes {
                 let point = TrailExport.Point(ts: stored.fix.ts, lat: stored.fix.lat, lon: stored.fix.lon, reason: stored.refusal?.rawValue,
                     altitude: stored.fix.altitudeM, battery: stored.fix.batteryPercent)
                 text += format == .gpx ? TrailExport.gpxPoint(point) : TrailExport.csvRow(point)
             }
-            state.cursor = page.next
             if page.next == nil {
                 state.done = true
                 if format == .gpx { text += TrailExport.gpxTail }
             }
             return Array(text.utf8)
         }
-    }
-
-    func wholeBody() throws -> [UInt8] {
-        var body: [UInt8] = []
-        while let chunk = try nextChunk() { body.append(contentsOf: chunk) }
-        return body
     }
 }

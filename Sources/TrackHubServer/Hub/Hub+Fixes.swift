@@ -12,18 +12,20 @@ extension Hub {
     /// Store reads that must not block the service thread.
     static let storeReadQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
 
-    /// Runs `read` on the store-read queue and `then` with its result on the service thread.
-    /// The drain waits for reads in flight, so their answers still go out. A failure is counted.
+    /// Runs `read` on the store-read queue and `then` with its result on the service thread
+    /// (service thread only). The drain waits for reads in flight (`holdsDrain`), so their
+    /// answers still go out. A failure is counted.
     func readFromStore<Value: Sendable>(
         _ read: @escaping @Sendable (TripStore) throws(StoreError) -> Value,
+        holdsDrain: Bool = true,
         then: @escaping @Sendable (Result<Value, StoreError>) -> Void
     ) {
-        storeReadsInFlight += 1
+        if holdsDrain { storeReadsInFlight += 1 }
         let store = store
         Hub.storeReadQueue.async { [self] in
             let result = Result(catching: { () throws(StoreError) in try read(store) })
             runOnServiceThread { [self] in
-                storeReadsInFlight -= 1
+                if holdsDrain { storeReadsInFlight -= 1 }
                 if case .failure = result { metrics.storeReadFailures += 1 }
                 then(result)
             }

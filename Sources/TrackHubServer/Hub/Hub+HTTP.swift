@@ -207,26 +207,53 @@ extension Hub {
 
     /// The trail (PROTOCOL 5 and 14): GeoJSON, GPX or CSV, streamed page by page when it is
     /// longer than one page; a trail that fits in one page goes out whole, with its length.
+    /// No page is read on the service thread: the mark and the first page on the store-read
+    /// queue before the answer starts (a failure there is still a 503), each later page there
+    /// when the host asks for it (`supplyTrailChunk`).
     private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery, format: TrailFormat) {
-        let body: TrailBody
-        let first: [UInt8]
-        do {
-            switch format {
-            case .geojson: body = .json(try TrailStream(store: store, tripID: id, query: query))
-            case .gpx, .csv: body = .rows(try TrailExportStream(store: store, tripID: id, query: query, format: format, server: serverName))
+        let server = serverName
+        readFromStore({ store throws(StoreError) in
+            let body = try TrailBody.open(store: store, tripID: id, query: query, format: format, server: server)
+            return (body, try body.firstPart())
+        }) { [self] result in
+            let body: TrailBody
+            let first: [UInt8]
+            switch result {
+            case .success(let opened):
+                (body, first) = opened
+            case .failure(let error):
+                return respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
             }
-            first = body.fitsInOnePage ? try body.wholeBody() : try body.nextChunk() ?? []
-        } catch {
-            respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
-            return
+            var headers = [("cache-control", "no-store")]
+            if let name = format.attachmentName(trip: id) {
+                headers.append(("content-disposition", "attachment; filename=\"\(name)\""))
+            }
+            var response = HTTPResponse(status: 200, contentType: format.contentType, headers: headers, body: first)
+            if !body.fitsInOnePage {
+                // Weak: the host keeps the response while it streams, and the hub owns the host.
+                response.requestChunk = { [weak self] connection in self?.supplyTrailChunk(connection, body, trip: id) }
+            }
+            respond(connection, response)
         }
-        var headers = [("cache-control", "no-store")]
-        if let name = format.attachmentName(trip: id) {
-            headers.append(("content-disposition", "attachment; filename=\"\(name)\""))
+    }
+
+    /// A streamed trail's next part, asked for by the host (service thread): read and encoded
+    /// on the store-read queue, handed back on the service thread. The host asks for one part
+    /// at a time, so a body has at most one page read ahead of what is being written. These
+    /// reads do not hold the drain (`holdsDrain: false`): the answer is cut at stop anyway,
+    /// as it always was; a part that comes back after its connection closed is dropped.
+    private func supplyTrailChunk(_ connection: ConnectionID, _ body: TrailBody, trip: String) {
+        readFromStore({ _ throws(StoreError) in try body.nextChunk() }, holdsDrain: false) { [self] result in
+            switch result {
+            case .success(let part?):
+                host.supplyChunk(connection, .bytes(part))
+            case .success(nil):
+                host.supplyChunk(connection, .end)
+            case .failure(let error):
+                logWarning("trail of \(trip): cut short (\(error))")
+                host.supplyChunk(connection, .failure)
+            }
         }
-        var response = HTTPResponse(status: 200, contentType: format.contentType, headers: headers, body: first)
-        if !body.fitsInOnePage { response.next = { try body.nextChunk() } }
-        respond(connection, response)
     }
 
     // MARK: - Responses

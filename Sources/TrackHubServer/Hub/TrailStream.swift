@@ -7,95 +7,66 @@ import TrackHubStore
 ///
 /// A JSON writer cannot go back, and the Feature holds four arrays over the same fixes
 /// (`coordinates`, `ts`, `seq`, `reason`), so the trail is read once per array, each pass
-/// keyset-paged on (ts, seq). Every pass reads up to the same `fixMark()` taken at the start:
-/// fixes stored meanwhile (even late ones sorting mid-trail) appear in none, so the arrays
-/// stay aligned. The writer calls are those a whole-trail encoding makes, so the bytes are too.
+/// keyset-paged on (ts, seq) by a `TrailPager` up to the same mark: fixes stored meanwhile
+/// (even late ones sorting mid-trail) appear in none, so the arrays stay aligned. The writer
+/// calls are those a whole-trail encoding makes, so the bytes are too.
 ///
-/// Sendable: the state sits behind a mutex (it is only used on the service thread anyway).
+/// Making it and `nextChunk` read the store (blocking): the hub calls both on its store-read
+/// queue. Sendable: the state sits behind a mutex; the hub asks for one chunk at a time.
 final class TrailStream: Sendable {
     /// Fixes per page: about 50 KiB of coordinates, less for the other arrays.
     static let pageSize = 2_000
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     private struct State: Sendable {
+        var pager: TrailPager
         /// Started by the first chunk; its phase says which array the current pass writes.
         var feature: TrailFeatureWriter?
-        /// Where the current pass stands; nil: at its start.
-        var cursor: TrailCursor?
         /// Fixes written by the current pass, and by the first one.
         var passCount = 0
         var firstPassCount: Int?
     }
 
-    private let store: any TripStore
     private let tripID: String
-    private let query: TrailQuery
-    private let mark: Int64
-    private let pageSize: Int
-    /// The first page, read once: every pass starts with it.
-    private let firstPage: TrailPage
-    private let state = Mutex(State())
+    /// Fewer than two fixes in all only if the first page has fewer than two (pages hold at least two).
+    private let hasLine: Bool
+    /// True when the whole trail is in the first page: the body can then be sent whole.
+    let fitsInOnePage: Bool
+    private let state: Mutex<State>
 
     /// Reads the store's mark and the first page; a store failure here can still become an error reply.
     init(store: any TripStore, tripID: String, query: TrailQuery, pageSize: Int = TrailStream.pageSize) throws(StoreError) {
-        self.store = store
+        let pager = try TrailPager(store: store, tripID: tripID, query: query, pageSize: max(2, pageSize))
         self.tripID = tripID
-        self.query = query
-        self.pageSize = max(2, pageSize)
-        mark = try store.fixMark()
-        firstPage = try store.trailPage(tripID: tripID, after: nil, from: query.from, to: query.to, storedUpTo: mark, limit: self.pageSize)
+        hasLine = pager.firstPage.fixes.count >= 2
+        fitsInOnePage = pager.fitsInOnePage
+        state = Mutex(State(pager: pager))
     }
 
-    /// True when the whole trail is in the first page: the body can then be sent whole.
-    var fitsInOnePage: Bool { firstPage.next == nil }
-
-    /// The next part of the body; nil once it is complete.
-    func nextChunk() throws -> [UInt8]? {
-        try state.withLock { (state: inout State) throws -> [UInt8]? in
-            // Fewer than two fixes in all only if the first page has fewer than two (pages hold at least two).
+    /// The next part of the body; nil once it is complete. Reads at most one page.
+    func nextChunk() throws(StoreError) -> [UInt8]? {
+        try state.withLock { (state: inout State) throws(StoreError) -> [UInt8]? in
             // Taken out while written, so its buffer is never shared (no copy on write).
-            var feature = state.feature.take() ?? TrailFeatureWriter(trip: tripID, hasLine: firstPage.fixes.count >= 2)
+            var feature = state.feature.take() ?? TrailFeatureWriter(trip: tripID, hasLine: hasLine)
             defer { state.feature = feature }
             if feature.phase == .done { return nil }
-            let page: TrailPage
-            if let cursor = state.cursor {
-                do {
-                    page = try store.trailPage(
-                        tripID: tripID, after: cursor, from: query.from, to: query.to, storedUpTo: mark, limit: pageSize)
-                } catch {
-                    throw Failure(description: "trail: \(error)")
-                }
-            } else {
-                page = firstPage
-            }
+            let page = try state.pager.nextPage()
             for stored in page.fixes { feature.append(stored.fix, refusal: stored.refusal) }
             state.passCount += page.fixes.count
-            state.cursor = page.next
             if page.next == nil { try endPass(&state, &feature) }
             return feature.takeWritten()
         }
     }
 
-    /// The whole body at once (small trails).
-    func wholeBody() throws -> [UInt8] {
-        var body: [UInt8] = []
-        while let chunk = try nextChunk() { body.append(contentsOf: chunk) }
-        return body
-    }
-
     /// Closes the array a pass wrote and opens the next one.
-    private func endPass(_ state: inout State, _ feature: inout TrailFeatureWriter) throws {
+    private func endPass(_ state: inout State, _ feature: inout TrailFeatureWriter) throws(StoreError) {
         // Every pass reads the same fixes unless some were deleted meanwhile (trip purged,
-        // memory bound): then stop rather than send arrays that do not line up.
+        // memory bound): then stop rather than send arrays that do not line up. Reported as
+        // a store failure: the store could not give one consistent trail; a retry can.
         if let first = state.firstPassCount, first != state.passCount {
-            throw Failure(description: "trail of \(tripID) changed while streaming (\(first) then \(state.passCount) fixes)")
+            throw .unavailable("trail of \(tripID) changed while streaming (\(first) then \(state.passCount) fixes)")
         }
         state.firstPassCount = state.passCount
         state.passCount = 0
-        state.cursor = nil
         feature.endArray()
     }
 }

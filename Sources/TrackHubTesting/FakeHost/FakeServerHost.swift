@@ -15,7 +15,14 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
     public let boundPort = 0
     public let secondBoundPort = 0
     private var nextConnection: UInt64 = 1
+    /// Whole answers, streamed ones joined, until `requestAndWait` takes them.
     private var responses: [ConnectionID: HTTPResponse] = [:]
+    /// Streamed answers being joined: the response with the body received so far.
+    private var streaming: [ConnectionID: HTTPResponse] = [:]
+    /// Streamed answers whose next part was asked for and is not in yet.
+    private var partsAsked: Set<ConnectionID> = []
+    /// Signalled when the answer to a `requestAndWait` is whole.
+    private var answerWaiters: [ConnectionID: DispatchSemaphore] = [:]
 
     private struct Shared {
         var work: [@Sendable (FakeServerHost) -> Void] = []
@@ -75,11 +82,40 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         shared.withLock { $0.timerIntervalMicros = intervalMicros }
     }
 
+    /// A whole answer is recorded at once; a streamed one is joined by pulling its parts as
+    /// lws does (one asked for at a time), so a producer that answers later works here too.
     public func respond(_ id: ConnectionID, _ response: HTTPResponse) {
-        var whole = response
-        while let more = try? response.next?() { whole.body += more }  // a streamed body, joined
-        whole.next = nil
-        responses[id] = whole
+        guard response.isStreamed else { return answered(id, response) }
+        streaming[id] = response
+        askForPart(id)
+    }
+
+    /// A streamed answer's next part. `.failure` records what came so far (a client would
+    /// see the body cut short). The next part is asked for from the loop, not from inside
+    /// this call, so a producer that answers at once does not recurse.
+    public func supplyChunk(_ id: ConnectionID, _ chunk: HTTPBodyChunk) {
+        guard partsAsked.remove(id) != nil, var joined = streaming[id] else { return }
+        switch chunk {
+        case .bytes(let more):
+            joined.body += more
+            streaming[id] = joined
+            enqueue { host in host.askForPart(id) }
+        case .end, .failure:
+            streaming[id] = nil
+            joined.requestChunk = nil
+            answered(id, joined)
+        }
+    }
+
+    private func askForPart(_ id: ConnectionID) {
+        guard let requestChunk = streaming[id]?.requestChunk, !partsAsked.contains(id) else { return }
+        partsAsked.insert(id)
+        requestChunk(id)
+    }
+
+    private func answered(_ id: ConnectionID, _ response: HTTPResponse) {
+        responses[id] = response
+        answerWaiters.removeValue(forKey: id)?.signal()
     }
 
     public func requestWritable(_ id: ConnectionID) {
@@ -167,21 +203,23 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         onServiceThreadAndWait { host in host.delegate?.timerFired() }
     }
 
-    /// One HTTP request, answered when the hub responds (nil when it has not within `timeout`
-    /// seconds).
+    /// One HTTP request, answered when the hub responds (a streamed body joined; nil when no
+    /// whole answer came within `timeout` seconds). Waits on a semaphore the answer signals.
     public func requestAndWait(_ method: HTTPMethod, _ path: String, body: String = "", authorization: String? = nil, timeout: Double = 10) -> HTTPResponse? {
+        let whole = DispatchSemaphore(value: 0)
         let id: ConnectionID = onServiceThreadAndWait { host in
             let id = ConnectionID(raw: host.nextConnection)
             host.nextConnection += 1
+            host.answerWaiters[id] = whole
             host.delegate?.httpRequest(HTTPRequest(connection: id, method: method, path: path, authorization: authorization, peerAddress: "127.0.0.1", body: Array(body.utf8)))
             return id
         }
-        let deadline = DispatchTime.now() + timeout
-        while DispatchTime.now() < deadline {
-            if let response = onServiceThreadAndWait({ host in host.responses.removeValue(forKey: id) }) { return response }
-            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+        _ = whole.wait(timeout: .now() + timeout)
+        // Taken either way (nil when none came in time): nothing is left behind.
+        return onServiceThreadAndWait { host -> HTTPResponse? in
+            host.answerWaiters[id] = nil
+            return host.responses.removeValue(forKey: id)
         }
-        return nil
     }
 
     /// What the host saw of a connection so far.
