@@ -7,7 +7,8 @@
 
 import { connect, pageHubUrl } from "./trackhub-client.js";
 import { SegmentAnimator } from "./segment-animator.js";
-import { cumulative, splitAt, bounds as lineBounds } from "./geo.js";
+import { RouteSplit, doneAlongNow } from "./route-split.js";
+import { bounds as lineBounds } from "./geo.js";
 import { h, makeMap, reducedMotion, cardPadding } from "./util.js";
 
 const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
@@ -105,16 +106,7 @@ function mount(main) {
   // ---- map ------------------------------------------------------------------
   const map = makeMap(mapEl);
   map.setView([20, 0], 2);
-  const doneLine = L.polyline([], { className: "route-done", color: "#2563eb", weight: 6, opacity: 0.95, lineCap: "round", lineJoin: "round", interactive: false });
-  const leftLine = L.polyline([], { className: "route-left", color: "#2563eb", weight: 5, opacity: 0.7, dashArray: "1 10", lineCap: "round", interactive: false });
-  leftLine.addTo(map);
-  doneLine.addTo(map);
-  const doneEl = doneLine.getElement();
-  const leftEl = leftLine.getElement();
-  doneEl.setAttribute("data-testid", "route-done");
-  leftEl.setAttribute("data-testid", "route-left");
-  doneEl.setAttribute("data-length-m", "0");
-  leftEl.setAttribute("data-length-m", "0");
+  const split = new RouteSplit(map);
   let marker = null;
   let markerEl = null;
   let destMarker = null;
@@ -154,24 +146,13 @@ function mount(main) {
   }
 
   function setRoute(route) {
-    st.route = route && route.length >= 2 ? route : null;
-    st.cum = st.route ? cumulative(st.route) : null;
-    st.routeLen = st.cum ? st.cum[st.cum.length - 1] : 0;
-    lastSplit = null;
+    split.setRoute(route);
+    st.route = split.route;
+    st.cum = split.cum;
+    st.routeLen = split.length;
   }
 
-  let lastSplit = null;
-  function drawSplit(doneAlong) {
-    if (!st.route) return;
-    const d = Math.max(0, Math.min(st.routeLen, doneAlong ?? 0));
-    if (lastSplit !== null && Math.abs(lastSplit - d) < 0.05) return;
-    lastSplit = d;
-    const { done, left } = splitAt(st.route, st.cum, d);
-    doneLine.setLatLngs(done.map((p) => [p[1], p[0]]));
-    leftLine.setLatLngs(left.map((p) => [p[1], p[0]]));
-    doneEl.setAttribute("data-length-m", (Math.round(d * 10) / 10).toFixed(1));
-    leftEl.setAttribute("data-length-m", (Math.round((st.routeLen - d) * 10) / 10).toFixed(1));
-  }
+  const drawSplit = (doneAlong) => split.draw(doneAlong);
 
   function setDestination(dest) {
     if (destMarker) { destMarker.remove(); destMarker = null; }
@@ -332,15 +313,7 @@ function mount(main) {
   }
 
   // ---- animation ------------------------------------------------------------
-  function currentDone(p) {
-    const seg = anim.segment;
-    if (seg && st.destAlong !== null && typeof seg.progress_from === "number" && typeof seg.progress_to === "number" && st.status !== "off_route") {
-      const from = seg.progress_from * st.destAlong;
-      const to = seg.progress_to * st.destAlong;
-      return from + (to - from) * p.fraction;
-    }
-    return st.doneM ?? 0;
-  }
+  const currentDone = (p) => doneAlongNow(anim.segment, st.destAlong, st.status, st.doneM, p.fraction);
 
   let lastPan = 0;
   let lastDraw = 0;
