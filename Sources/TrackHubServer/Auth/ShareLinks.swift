@@ -1,7 +1,7 @@
 import Synchronization
 import TrackHubStore
 
-/// The share links this hub issued and the ones revoked (PROTOCOL 13), as the store holds
+/// The share links issued and the ones revoked (PROTOCOL 13), as the command log holds
 /// them. Token checks read it on every request (`TokenVerifier`), so it is a `Mutex`-guarded
 /// reference the verifier value carries: the HTTP gate and the WebSocket side see one set.
 ///
@@ -9,8 +9,12 @@ import TrackHubStore
 /// expiry anyway, so `forgetExpired` drops it, revoked or not; what is kept is at most the
 /// links issued in the last 30 days (the longest `ttl_s`).
 ///
-/// Local to one hub: in cluster mode (`--cluster`) a revocation is not sent to the other
-/// nodes (docs/share-links.md), which keep accepting the token until it expires.
+/// Filled by the command log (`CommandLog.submit(_: ShareCommand, …)`): on a hub alone from
+/// its store; in cluster mode (`--cluster`) every node applies the shared log's issues and
+/// revocations (and loads the snapshot's links at start), so a link issued on one node is
+/// known to all and a revocation on any is honoured by every node, a restarted one too
+/// (docs/share-links.md, docs/cluster.md). The same bound holds there: each node forgets
+/// expired links, and a snapshot holds only links not yet expired.
 final class ShareLinks: Sendable {
     private let links = Mutex<[String: StoredShare]>([:])
     /// When expired links were last forgotten (ms), so the sweep runs about once a minute.
@@ -26,17 +30,22 @@ final class ShareLinks: Sendable {
         }
     }
 
-    /// The link with this `jti`, if this hub issued it and has not forgotten it.
+    /// Every link held (for a cluster snapshot).
+    var all: [StoredShare] {
+        links.withLock { $0.values.sorted { $0.jti < $1.jti } }
+    }
+
+    /// The link with this `jti`, if it was issued and is not forgotten.
     func link(_ jti: String) -> StoredShare? {
         links.withLock { $0[jti] }
     }
 
-    /// True when the token with this `jti` was revoked here.
+    /// True when the token with this `jti` was revoked.
     func isRevoked(_ jti: String) -> Bool {
         links.withLock { $0[jti]?.revokedAt != nil }
     }
 
-    /// Records a link once it is stored (issued, or revoked).
+    /// Records a link once the command log holds it (issued, or revoked).
     func record(_ share: StoredShare) {
         links.withLock { $0[share.jti] = share }
     }

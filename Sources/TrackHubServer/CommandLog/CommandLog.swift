@@ -37,7 +37,7 @@ enum CommandLogHealth: Sendable, Equatable {
     case catchingUp
 }
 
-/// Where trip and device commands become durable, in one order per trip (and per device),
+/// Where trip, device and share link commands become durable, in one order per trip (and per device),
 /// and the clock trips advance on.
 ///
 /// The guarantee both backends keep (PROTOCOL 7): a command is answered, and its effect shown,
@@ -51,7 +51,7 @@ enum CommandLogHealth: Sendable, Equatable {
 ///
 /// Everything is called on the hub's service thread.
 protocol CommandLog: AnyObject {
-    /// Loads what the log holds into the hub's trip and device tables (start-up, before the
+    /// Loads what the log holds into the hub's trip, device and share link tables (start-up, before the
     /// port opens).
     func restore() throws
     /// Starts and stops the log's own threads (with the service thread).
@@ -66,6 +66,12 @@ protocol CommandLog: AnyObject {
     /// registered, `unavailable` when it cannot be made durable. Every hub sharing the log
     /// ends up with the same device table.
     func submit(_ command: DeviceCommand, reply: Reply, now: Int64)
+    /// Takes a share link change (PROTOCOL 13); `reply` gets the link's token
+    /// (`Hub.answerShareIssued`) or the revocation (`Hub.answerShareRevoked`) once the change
+    /// is durable, 404 for a revocation of a link not known (or expired), `unavailable` when it
+    /// cannot be made durable. Every hub sharing the log ends up with the same links, and ends
+    /// a revoked link's subscriptions (`Hub.revokeShareHere`).
+    func submit(_ command: ShareCommand, reply: Reply, now: Int64)
     /// A fix from registered `device`: it becomes the device's `last_seen` and
     /// `last_position` and, with `trip` (the device's active trip), a fix of that trip,
     /// answered as `submit` answers a fix; without one it is answered (`Hub.respondDevice`)

@@ -23,6 +23,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     func restore() throws {
         try hub.restoreTrips()
         try hub.restoreDevices()
+        try hub.restoreShares()
     }
 
     func startThreads() {}

@@ -22,49 +22,76 @@ extension Hub {
 
     // MARK: - POST /v1/trips/{id}/share, DELETE /v1/shares/{jti} (admin)
 
-    /// Issues a link: a `share` token for the trip with a fresh `jti`, answered once stored.
+    /// Issues a link: a `share` token for the trip with a fresh `jti`, answered once the
+    /// command log holds it (`answerShareIssued`).
     func createShare(_ connection: ConnectionID, trip id: String, _ request: ShareRequest, now: Int64) throws(ProtocolError) {
-        guard let secret = tokens.secrets.first else { throw .conflict(Self.openHubShareRefusal) }
-        guard let entry = trips[id] else { throw .notFound("trip \(id) does not exist") }
-        if entry.trip.status == .ended { throw .conflict("share: trip \(id) has ended; there is nothing left to follow") }
-        let jti = Self.makeShareID()
-        let issuedAt = now / 1000
-        let expiresAt = issuedAt + request.ttlSeconds
-        let claims = TokenClaims(subject: "share:\(id)", expiresAt: expiresAt, scopes: [.share], trips: [id], jti: jti)
-        let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
-        let share = StoredShare(jti: jti, trip: id, expiresAt: expiresAt * 1000)
-        persist([.share(share)]) { [self] result in
-            switch result {
-            case .success:
-                shareLinks.record(share)
-                respond(connection, HTTPResponse(
-                    status: 201, headers: [("cache-control", "no-store")],
-                    body: HTTPBodies.share(token: token, jti: jti, expiresAt: share.expiresAt)))
-            case .failure(let error):
-                respondError(connection, .unavailable("share: the store could not commit (\(error)); try again"))
+        guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
+        guard trips[id] != nil else {
+            // A trip created a moment ago through another hub of a cluster may not be applied here yet.
+            return commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
+                do throws(ProtocolError) {
+                    guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
+                    try issueShare(connection, trip: id, request, now: now)
+                } catch {
+                    respondError(connection, error)
+                }
             }
         }
+        try issueShare(connection, trip: id, request, now: now)
+    }
+
+    private func issueShare(_ connection: ConnectionID, trip id: String, _ request: ShareRequest, now: Int64) throws(ProtocolError) {
+        guard let entry = trips[id] else { throw .notFound("trip \(id) does not exist") }
+        if entry.trip.status == .ended { throw .conflict("share: trip \(id) has ended; there is nothing left to follow") }
+        let issuedAt = now / 1000
+        let share = StoredShare(jti: Self.makeShareID(), trip: id, expiresAt: (issuedAt + request.ttlSeconds) * 1000)
+        commands.submit(.issue(share, issuedAt: issuedAt), reply: .http(connection), now: now)
     }
 
     /// Revokes a link at once (its token refused, its subscriptions ended) and answers once the
-    /// revocation is stored, so it holds across restarts. Revoking it again answers the same.
+    /// command log holds the revocation, so it holds across restarts. Revoking it again
+    /// answers the same.
     func revokeShare(_ connection: ConnectionID, jti: String, now: Int64) throws(ProtocolError) {
         guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
-        guard var share = shareLinks.link(jti), !ShareLinks.hasExpired(share, nowMs: now) else {
-            throw .notFound("share link \(jti) is not known to this hub (never issued here, or expired)")
+        if shareLinks.link(jti) != nil { return commands.submit(.revoke(jti: jti), reply: .http(connection), now: now) }
+        // A link issued a moment ago through another hub of a cluster may not be applied here yet.
+        commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
+            guard shareLinks.link(jti) != nil else { return respondError(connection, .notFound(Self.unknownShareMessage(jti))) }
+            commands.submit(.revoke(jti: jti), reply: .http(connection), now: now)
         }
-        if share.revokedAt == nil { share.revokedAt = now }
-        let revoked = share
-        shareLinks.record(revoked)  // refused from this moment, before the store has it
-        endSharing(jti: jti)
-        persist([.share(revoked)]) { [self] result in
-            switch result {
-            case .success:
-                respond(connection, status: 200, json: HTTPBodies.shareRevoked(jti: jti))
-            case .failure(let error):
-                respondError(connection, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
-            }
-        }
+    }
+
+    static func unknownShareMessage(_ jti: String) -> String {
+        "share link \(jti) is not known to this hub (never issued, or expired)"
+    }
+
+    /// A link the command log holds: the answer to `POST /v1/trips/{id}/share`, its token
+    /// minted here (the same token for the same claims, so the log never holds one).
+    func answerShareIssued(_ reply: Reply, _ share: StoredShare, issuedAt: Int64) {
+        guard case .http(let connection) = reply else { return }  // issued over HTTP only
+        guard let secret = tokens.secrets.first else { return respondError(connection, .conflict(Self.openHubShareRefusal)) }
+        let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti)
+        let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
+        respond(connection, HTTPResponse(
+            status: 201, headers: [("cache-control", "no-store")],
+            body: HTTPBodies.share(token: token, jti: share.jti, expiresAt: share.expiresAt)))
+    }
+
+    /// The answer to `DELETE /v1/shares/{jti}`.
+    func answerShareRevoked(_ reply: Reply, jti: String) {
+        guard case .http(let connection) = reply else { return }
+        respond(connection, status: 200, json: HTTPBodies.shareRevoked(jti: jti))
+    }
+
+    /// Revokes `share` in this hub's table (at `t`, unless it already was) and ends its
+    /// subscriptions; returns the link as now held.
+    @discardableResult
+    func revokeShareHere(_ share: StoredShare, at t: Int64) -> StoredShare {
+        var revoked = share
+        if revoked.revokedAt == nil { revoked.revokedAt = t }
+        shareLinks.record(revoked)
+        endSharing(jti: share.jti)
+        return revoked
     }
 
     /// The connections holding the revoked token: each subscription ends with `unsubscribed`

@@ -89,8 +89,7 @@ public final class Hub: @unchecked Sendable {
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
     /// hub accepts connections.
     public func start() throws {
-        try commands.restore()  // trips and devices
-        try restoreShares()
+        try commands.restore()  // trips, devices and share links
         try startWebhooks()
         let thread = Thread { [self] in
             do {

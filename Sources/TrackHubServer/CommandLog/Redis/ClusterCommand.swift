@@ -1,7 +1,7 @@
 import Foundation
 import TrackHubCore
 
-/// One entry of the cluster log: a trip or device command as the node that received it
+/// One entry of the cluster log: a trip, device or share link command as the node that received it
 /// appended it, before anyone judged it. Every node applies it in log order (docs/cluster.md).
 ///
 /// Creates and new routes carry the HTTP body exactly as the client sent it: every node
@@ -12,10 +12,16 @@ struct ClusterCommand: Codable, Sendable, Equatable {
         /// PROTOCOL 11: a device registered or changed (`device`, `trip`, `name`), forgotten
         /// (`device`), or sighted while bound to no trip (`device`, one fix in `fixes`).
         case putDevice = "device", deleteDevice = "device-delete", deviceSeen = "device-seen"
+        /// PROTOCOL 13: a share link issued (`jti`, `trip`, `expiresAt`, `issuedAt`) or
+        /// revoked (`jti`; revoked at the entry's log time).
+        case share, revokeShare = "share-revoke"
 
         /// Device commands go to their device's partition, so one device's changes are
         /// totally ordered; trip commands to their trip's.
         var isDeviceCommand: Bool { self == .putDevice || self == .deleteDevice || self == .deviceSeen }
+        /// Share commands go to their link's partition, so a link's issue comes before its
+        /// revocation on every node.
+        var isShareCommand: Bool { self == .share || self == .revokeShare }
     }
 
     var kind: Kind
@@ -34,14 +40,21 @@ struct ClusterCommand: Codable, Sendable, Equatable {
     var device: String?
     /// `putDevice`: the device's name.
     var name: String?
+    /// Share commands: the link's `jti`.
+    var jti: String?
+    /// `share`: the token's `exp` (ms) and `iat` (s); the token itself is never in the log
+    /// (the node that answers mints it again from these).
+    var expiresAt: Int64?
+    var issuedAt: Int64?
 
     enum CodingKeys: String, CodingKey {
         case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f", device = "d", name = "n"
+        case jti = "j", expiresAt = "x", issuedAt = "i"
     }
 
     /// The id whose partition the command goes to (`ClusterLog.partition(of:)`).
     var partitionKey: String {
-        (kind.isDeviceCommand ? device : trip) ?? ""
+        (kind.isDeviceCommand ? device : kind.isShareCommand ? jti : trip) ?? ""
     }
 
     func encoded() -> [UInt8] {

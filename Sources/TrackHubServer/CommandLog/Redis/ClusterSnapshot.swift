@@ -22,6 +22,25 @@ struct ClusterSnapshot: Codable, Sendable {
         var trail: [TrailFix]
     }
 
+    /// A share link (PROTOCOL 13), issued or revoked.
+    struct ShareRecord: Codable, Sendable, Equatable {
+        var jti: String
+        var trip: String
+        /// The token's `exp` (ms).
+        var expiresAt: Int64
+        /// The log time (ms) of its revocation; nil: still valid.
+        var revokedAt: Int64?
+
+        init(_ share: StoredShare) {
+            jti = share.jti
+            trip = share.trip
+            expiresAt = share.expiresAt
+            revokedAt = share.revokedAt
+        }
+
+        var stored: StoredShare { StoredShare(jti: jti, trip: trip, expiresAt: expiresAt, revokedAt: revokedAt) }
+    }
+
     struct TrailFix: Codable, Sendable {
         var fix: FixInput
         var refusal: FixRefusal?
@@ -38,6 +57,9 @@ struct ClusterSnapshot: Codable, Sendable {
     /// The devices (PROTOCOL 11) with their sightings; nil in a snapshot written before
     /// devices were shared.
     var devices: ClusterDevices?
+    /// The share links not yet expired, revoked ones among them; nil in a snapshot written
+    /// before links were shared.
+    var shares: [ShareRecord]?
 
     func encoded() throws -> [UInt8] {
         Array(try JSONEncoder().encode(self))

@@ -23,6 +23,10 @@ extension RedisCommandLog {
                 applyDeviceCommand(command, entry: entry, request: mine)
                 continue
             }
+            if command.kind.isShareCommand {
+                applyShareCommand(command, entry: entry, request: mine)
+                continue
+            }
             if command.kind == .fixes { noteDeviceSighting(command, entry: entry) }
             apply(command, at: entry.id.ms, request: mine)
         }
@@ -51,7 +55,7 @@ extension RedisCommandLog {
         case .proceed: applyProceed(trip: id, at: t, request: request)
         case .route: applyReroute(command, trip: id, at: t, request: request)
         case .end: applyEnd(trip: id, at: t, request: request)
-        case .putDevice, .deleteDevice, .deviceSeen: break  // applyDeviceCommand
+        case .putDevice, .deleteDevice, .deviceSeen, .share, .revokeShare: break  // applyDeviceCommand, applyShareCommand
         }
         if hub.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
     }

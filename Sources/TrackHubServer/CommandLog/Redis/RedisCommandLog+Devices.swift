@@ -79,7 +79,7 @@ extension RedisCommandLog {
             answer(request) { [self] reply in
                 if case .device(let connection, let source) = reply { hub.respondDevice(connection, source) }
             }
-        case .create, .route, .proceed, .end, .fixes:
+        case .create, .route, .proceed, .end, .fixes, .share, .revokeShare:
             break
         }
     }

@@ -9,7 +9,7 @@ extension RedisCommandLog {
     static let clusterStartDeadlineMs: Int64 = 30_000
 
     /// Before the service thread starts: checks the partition count, loads the latest snapshot
-    /// (trips and devices) into memory and into the node's own store, and sets the log reader
+    /// (trips, devices and share links) into memory and into the node's own store, and sets the log reader
     /// to replay from there.
     func join() throws {
         let redis = try connectForStartup(address)
@@ -23,6 +23,7 @@ extension RedisCommandLog {
         var positions = Array(repeating: StreamID.zero, count: partitions)
         var watermark = Int64.min
         var devices = ClusterDevices()
+        var shares: [StoredShare] = []
         if let bytes = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes {
             let snapshot: ClusterSnapshot
             do {
@@ -37,8 +38,12 @@ extension RedisCommandLog {
             positions = snapshot.positions
             watermark = snapshot.watermark
             devices = snapshot.devices ?? ClusterDevices()
+            shares = (snapshot.shares ?? []).map(\.stored)
         }
         hub.devices.replaceAll(with: Array(devices.all))
+        // The node's own store was wiped: the cluster's links are the snapshot's and the log's.
+        hub.shareLinks.restore(shares)
+        hub.shareLinks.forgetExpired(nowMs: hub.clock.wallMillis())
         let writer = ClusterLogWriter(address: address)
         let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
@@ -107,6 +112,7 @@ extension RedisCommandLog {
         let positions = state.applied
         let watermark = state.watermark
         let devices = state.devices
+        let shares = hub.shareLinks.all.filter { !ShareLinks.hasExpired($0, nowMs: hub.clock.wallMillis()) }.map(ClusterSnapshot.ShareRecord.init)
         let nodeID = state.nodeID
         let partitions = state.partitions
         let lockMs = max(1000, hub.config.clusterSnapshotIntervalMs * 9 / 10)
@@ -127,7 +133,7 @@ extension RedisCommandLog {
                             events: item.7.map { String(decoding: $0, as: UTF8.self) },
                             trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
                     }
-                    let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records, devices: devices)
+                    let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records, devices: devices, shares: shares)
                     let reply = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.snapshotKey), try snapshot.encoded()])
                     written = reply.text == "OK"
                 }
