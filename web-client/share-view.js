@@ -8,19 +8,9 @@
 import { connect, pageHubUrl } from "./trackhub-client.js";
 import { SegmentAnimator } from "./segment-animator.js";
 import { RouteSplit, doneAlongNow } from "./route-split.js";
+import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
 import { h, makeMap, reducedMotion, cardPadding } from "./util.js";
-
-const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
-  <circle cx="20" cy="20" r="17" class="rider-halo"/>
-  <circle cx="20" cy="20" r="12" class="rider-disc"/>
-  <path d="M20 10 27 28 20 24 13 28z" class="rider-arrowhead"/>
-</svg>`;
-
-const FLAG_SVG = `<svg viewBox="0 0 32 40" aria-hidden="true" focusable="false">
-  <path d="M16 39C16 39 4 25 4 16a12 12 0 0 1 24 0c0 9-12 23-12 23z" class="dest-pin"/>
-  <path d="M12 9v15M12 9h9l-2 3 2 3h-9" class="dest-flag"/>
-</svg>`;
 
 /** How long the marker rests at the door once the order is there, before it is taken off. */
 const AT_DOOR_MS = 4000;
@@ -333,11 +323,7 @@ function mount(main) {
     if (st.destAlong && st.status !== "arrived" && st.status !== "off_route") renderProgress(done / st.destAlong);
     else if (typeof st.progress === "number") renderProgress(st.progress);
     if (followBtn.getAttribute("aria-pressed") === "true" && (force || now - lastPan > 400)) {
-      const inner = map.getBounds().pad(-0.2);
-      if (!inner.contains([p.lat, p.lon])) {
-        lastPan = now;
-        map.panTo([p.lat, p.lon], { animate: !reducedMotion(), duration: 0.4 });
-      }
+      if (keepInView(map, p.lat, p.lon, !reducedMotion())) lastPan = now;
     }
   }
 

@@ -4,22 +4,13 @@
 
 import { SegmentAnimator } from "./segment-animator.js";
 import { RouteSplit, doneAlongNow } from "./route-split.js";
+import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
 import {
   h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
   etaText, statusWords, formatDistance, cardPadding,
 } from "./util.js";
 
-const ARROW_SVG = `<svg viewBox="0 0 40 40" aria-hidden="true" focusable="false">
-  <circle cx="20" cy="20" r="17" class="rider-halo"/>
-  <circle cx="20" cy="20" r="12" class="rider-disc"/>
-  <path d="M20 10 27 28 20 24 13 28z" class="rider-arrowhead"/>
-</svg>`;
-
-const FLAG_SVG = `<svg viewBox="0 0 32 40" aria-hidden="true" focusable="false">
-  <path d="M16 39C16 39 4 25 4 16a12 12 0 0 1 24 0c0 9-12 23-12 23z" class="dest-pin"/>
-  <path d="M12 9v15M12 9h9l-2 3 2 3h-9" class="dest-flag"/>
-</svg>`;
 
 function fmt(n) {
   return (Math.round(n * 1e6) / 1e6).toFixed(6);
@@ -349,11 +340,7 @@ export function mountTripView(main, tripId) {
     }
     if (st.route) drawSplit(currentDone(p));
     if (followBtn.getAttribute("aria-pressed") === "true" && (force || now - lastPan > 400)) {
-      const inner = map.getBounds().pad(-0.2);
-      if (!inner.contains([p.lat, p.lon])) {
-        lastPan = now;
-        map.panTo([p.lat, p.lon], { animate: !reducedMotion(), duration: 0.4 });
-      }
+      if (keepInView(map, p.lat, p.lon, !reducedMotion())) lastPan = now;
     }
   }
 

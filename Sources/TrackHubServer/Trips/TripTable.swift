@@ -48,12 +48,16 @@ struct TripTable {
 
     /// Adds a trip with a new slot (`make` builds its entry for that slot); ends a reservation
     /// of its id. `lastEventSent`: the last event its subscribers have had (restores, snapshots).
-    mutating func add(_ id: String, lastEventSent: Int = 0, _ make: (_ slot: Int) -> TripEntry) {
-        precondition(entries[id] == nil, "trip \(id) is added once")
+    /// False, and nothing changes, when the id is present already (callers check first; a
+    /// stored or logged duplicate must not take the hub down).
+    @discardableResult
+    mutating func add(_ id: String, lastEventSent: Int = 0, _ make: (_ slot: Int) -> TripEntry) -> Bool {
+        guard entries[id] == nil else { return false }
         creating.remove(id)
         entries[id] = make(nextSlot)
         nextSlot += 1
         self.lastEventSent[id] = lastEventSent
+        return true
     }
 
     /// Forgets a trip and everything about it.
