@@ -21,7 +21,12 @@ proto=$(find Sources/TrackHubProtocol -name '*.swift' | sort)
 auth="Sources/TrackHubServer/Auth/Base64URL.swift Sources/TrackHubServer/Auth/HMACSHA256.swift Sources/TrackHubServer/Auth/JWT.swift"
 flags=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6)
 stamp="$out/lib/stamp"
-newest=$(ls -t $core $proto $auth fuzz/*.swift scripts/fuzz.sh | head -1)
+# The newest source, found without a pipe: `ls -t | head -1` under pipefail dies of SIGPIPE
+# (exit 141) once the listing outgrows one write, as it did in CI.
+newest=scripts/fuzz.sh
+for source in $core $proto $auth fuzz/*.swift; do
+  if [ "$source" -nt "$newest" ]; then newest="$source"; fi
+done
 
 if [ ! -f "$stamp" ] || [ "$newest" -nt "$stamp" ]; then
   echo "== building fuzzers"

@@ -17,7 +17,8 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  # No `| grep -q` here: under pipefail an early exit of grep can fail the pipe with SIGPIPE.
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
 done
 
 if [ "${#missing[@]}" -gt 0 ]; then
