@@ -6,6 +6,8 @@ import PackageDescription
 //   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
 //   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
+//   TrackHubRouting   the routes the hub finds (PROTOCOL 16): the `Router` interface, its Routino
+//                     backend (libroutino), the one queue searches run on
 //   TrackHubLWS       all of libwebsockets: the server host (context, callbacks, HTTP exchange,
 //                     WebSocket I/O) and the client host; the types the hub and the host pass
 //   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth (libcrypto HMAC), webhooks
@@ -55,14 +57,20 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        .systemLibrary(
+            name: "CRoutino",
+            path: "Sources/CRoutino",
+            providers: [.apt(["libroutino-dev"])]
+        ),
         .target(name: "TrackHubCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
         .target(name: "TrackHubRedis", dependencies: ["CHiredis"]),
         .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "CLibWebSockets"]),
+        .target(name: "TrackHubRouting", dependencies: ["TrackHubCore", "CRoutino"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "CCrypto", "CCurl"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "TrackHubRouting", "CCrypto", "CCurl"]
         ),
         .target(
             name: "TrackHubSimulator",
@@ -73,7 +81,7 @@ let package = Package(
             name: "TrackHubTesting",
             dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
         ),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubRouting", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
             dependencies: ["TrackHubProtocol", "TrackHubLWS", "TrackHubCLI"]

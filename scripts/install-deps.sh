@@ -10,7 +10,9 @@ want_test=0
 
 # libyaml-dev: the YAML parser of `serve --config FILE` (the CYAML target).
 # libcurl4-openssl-dev: the HTTP client of `serve --webhook URL` (the CCurl target).
-packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libcurl4-openssl-dev libjs-leaflet)
+# libroutino-dev routino routino-common: `--router routino:DIR` (the CRoutino target), its
+# planetsplitter for `trackhub router build`, and its profiles and tagging rules.
+packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libcurl4-openssl-dev libjs-leaflet libroutino-dev routino routino-common)
 if [ "$want_test" = 1 ]; then
   packages+=(chromium chromium-driver python3-pip redis-server haproxy)
 fi

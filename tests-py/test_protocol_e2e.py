@@ -131,8 +131,11 @@ class TestFramesAndSegments(ProtocolTestCase):
         self.assertEqual(created["route"], ROUTE)
         self.assertEqual(created["destination"], {"lat": LAT0, "lon": LON1})
         self.assertEqual(created["rider"], {"id": "r1", "name": "Ana"})
+        # PROTOCOL 5: every default filled in; auto_reroute is off on a hub without --router (16).
         self.assertEqual(created["config"], {"arrival_buffer_m": 50, "reroute_distance_m": 100,
-                                             "wait_at_waypoints": True, "max_speed_mps": 70})
+                                             "wait_at_waypoints": True, "max_speed_mps": 70,
+                                             "mode": "car", "auto_reroute": False})
+        self.assertEqual(created["route_source"], "client")
         for key in ("position", "bearing", "progress", "done_m", "remaining_m", "eta_s"):
             self.assertIsNone(created[key], key)
         self.assertNotIn("type", created)

@@ -3,14 +3,18 @@ import TrackHubCore
 /// Encoders for the JSON bodies a client sends to the HTTP API (PROTOCOL section 5); the
 /// request types' `decode` read them back equal. Coordinates have 7 decimals (about 1 cm).
 public enum ClientRequestBodies {
-    /// `POST /v1/trips`: `{id?, route? | route_polyline?, waypoints?, destination?, rider?, config?}`.
+    /// `POST /v1/trips`: `{id?, route? | route_polyline? | origin?, waypoints?, destination?, rider?, config?}`.
     /// Waypoints are left out when there are none, `config` when it is the default (else it
-    /// is written whole).
+    /// is written whole, but for `mode` when `car` and `auto_reroute` when not set).
     public static func createTrip(_ request: CreateTripRequest) -> [UInt8] {
         var w = JSONWriter(headroom: 0, capacity: 256 + (request.route?.pointCount ?? 0) * 24 + request.waypoints.count * 40)
         w.beginObject()
         w.optionalField("id", request.id)
         if let route = request.route { writeRoute(&w, route) }
+        if let origin = request.origin {
+            w.key("origin")
+            ServerMessages.writePoint(&w, origin)
+        }
         if !request.waypoints.isEmpty { writePoints(&w, "waypoints", request.waypoints) }
         if let destination = request.destination {
             w.key("destination")
@@ -19,7 +23,7 @@ public enum ClientRequestBodies {
         if let rider = request.rider { w.field("rider", rider) }
         if request.config != TripConfig() {
             w.key("config")
-            request.config.write(to: &w)
+            request.config.writeRequest(to: &w)
         }
         w.endObject()
         return w.finish()

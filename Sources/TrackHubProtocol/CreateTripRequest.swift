@@ -6,6 +6,9 @@ public struct CreateTripRequest: Sendable, Equatable {
     public var id: String?
     /// The route, if any.
     public var route: RouteInput?
+    /// Where the rider starts, for a route the hub finds (PROTOCOL 16); nil when not given.
+    /// Given only without `route`/`route_polyline`, and only with `destination`.
+    public var origin: GeoPoint?
     /// The waypoints, in order (empty when none).
     public var waypoints: [GeoPoint]
     /// The destination; nil: the route's last point (or none without a route).
@@ -17,11 +20,12 @@ public struct CreateTripRequest: Sendable, Equatable {
 
     /// A request with these values.
     public init(
-        id: String? = nil, route: RouteInput? = nil, waypoints: [GeoPoint] = [], destination: GeoPoint? = nil,
+        id: String? = nil, route: RouteInput? = nil, origin: GeoPoint? = nil, waypoints: [GeoPoint] = [], destination: GeoPoint? = nil,
         rider: JSONValue? = nil, config: TripConfig = TripConfig()
     ) {
         self.id = id
         self.route = route
+        self.origin = origin
         self.waypoints = waypoints
         self.destination = destination
         self.rider = rider
@@ -71,9 +75,47 @@ public struct CreateTripRequest: Sendable, Equatable {
             }
             rider = value
         }
+        var origin: GeoPoint?
+        if let value = Fields.present(object["origin"]) {
+            origin = try Fields.point(value, "origin")
+            if route != nil { throw .badRequest("origin cannot be given with route or route_polyline (the hub finds the route from origin)") }
+            if destination == nil { throw .badRequest("destination is required with origin (the route the hub finds ends there)") }
+        }
         let config = try TripConfig.decode(from: object["config"])
         if let tooLarge { throw tooLarge }
         return CreateTripRequest(
-            id: id, route: route, waypoints: waypoints, destination: destination, rider: rider, config: config)
+            id: id, route: route, origin: origin, waypoints: waypoints, destination: destination, rider: rider, config: config)
+    }
+}
+
+extension CreateTripRequest {
+    /// The body of a create whose route the hub found (PROTOCOL 16), as the cluster log keeps
+    /// it: the client's body with `origin` taken out and the found route as `route`, so every
+    /// hub decodes the same trip with the same code and none searches again. The client's
+    /// other members are kept as sent.
+    public static func bodyWithFoundRoute(_ body: [UInt8], route: [GeoPoint], limits: ProtocolLimits = .default) -> [UInt8] {
+        var object = (try? RequestBody.object(body, limits: limits, emptyIsObject: true)) ?? JSONObject()
+        object["origin"] = nil
+        object["route_polyline"] = nil
+        object["route"] = .array(route.map { .array([.number(JSONNumber($0.lon)), .number(JSONNumber($0.lat))]) })
+        var w = JSONWriter(headroom: 0, capacity: 256 + route.count * 28)
+        w.value(.object(object))
+        return w.finish()
+    }
+}
+
+extension RerouteRequest {
+    /// The body of a route the hub found for a trip that left its route (PROTOCOL 16), as the
+    /// cluster log keeps it: `route`, and `destination` (the trip's own; the unvisited
+    /// waypoints are kept, as a `PUT` without `waypoints` keeps them).
+    public static func body(route: [GeoPoint], destination: GeoPoint?) -> [UInt8] {
+        var object = JSONObject()
+        object["route"] = .array(route.map { .array([.number(JSONNumber($0.lon)), .number(JSONNumber($0.lat))]) })
+        if let destination {
+            object["destination"] = .object(["lat": .number(JSONNumber(destination.lat)), "lon": .number(JSONNumber(destination.lon))])
+        }
+        var w = JSONWriter(headroom: 0, capacity: 64 + route.count * 28)
+        w.value(.object(object))
+        return w.finish()
     }
 }

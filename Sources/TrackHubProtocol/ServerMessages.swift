@@ -59,7 +59,8 @@ public enum ServerMessages {
     }
 
     /// `event` `{type, trip, n, name, t, lat, lon, ...}`: `index` and `remaining_waypoints`
-    /// for the waypoint events, `distance_m` (metres) for `off_route`; `lat`, `lon` `null`
+    /// for the waypoint events, `distance_m` (metres) for `off_route`, `reason` (`client` or
+    /// `off_route`, PROTOCOL 16) for `rerouted`; `lat`, `lon` `null`
     /// without a marker. The hub stores these bytes and replays them as first sent.
     /// - Parameters:
     ///   - trip: the trip id.
@@ -81,6 +82,8 @@ public enum ServerMessages {
             w.field("remaining_waypoints", remaining)
         case .offRoute(let distance):
             w.field("distance_m", rounded(distance, places: 1))
+        case .rerouted(let reason):
+            w.field("reason", (reason ?? .client).rawValue)
         default:
             break
         }

@@ -19,6 +19,9 @@ public struct TripView: Sendable {
     public var includeTrail: Bool
     /// Who it is shown to: a customer's share link sees less (PROTOCOL 13).
     public var audience: Audience = .full
+    /// Adds `route_source` after `route`: the `201` answer of `POST /v1/trips` (PROTOCOL 16:
+    /// "router" for a route the hub found, "client" for one given, `null` without a route).
+    public var includeRouteSource = false
 
     /// Who a view is for.
     public enum Audience: Sendable, Equatable {
@@ -88,6 +91,9 @@ public struct TripView: Sendable {
         if includeRoute {
             w.key("route")
             if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
+        }
+        if includeRouteSource && !isCustomer {
+            if let source = trip.routeSource { w.field("route_source", source.rawValue) } else { w.nullField("route_source") }
         }
         w.key("waypoints")
         w.beginArray()

@@ -55,6 +55,7 @@ enum ConfigCommand {
             ("webhook-secret", "", "the webhook signing secret, required with webhook; whsec_<base64>: the decoded bytes"),
             ("webhook-events", "", "event names to send, a list (unset: all)"),
             ("webhook-retry-base", duration(d.webhooks.retryBaseMs), "the first webhook retry's delay, doubling up to 5 min"),
+            ("router", "", "routino:DIR: find routes with this Routino database (docs/routing.md)"),
             ("cluster", "", "redis://HOST:PORT: be one node of several (docs/cluster.md)"),
             ("cluster-partitions", "\(d.clusterPartitions)", "streams of the shared log, the same on every node"),
             ("cluster-snapshot-interval", duration(d.clusterSnapshotIntervalMs), "how often a state snapshot goes to Redis"),

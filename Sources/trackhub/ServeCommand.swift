@@ -2,6 +2,7 @@ import TrackHubCLI
 import Foundation
 import TrackHubLWS
 import TrackHubRedis
+import TrackHubRouting
 import TrackHubServer
 import TrackHubStore
 
@@ -59,6 +60,12 @@ enum ServeCommand {
                                 the first retry's delay, doubling from there (default 1s; tests
                                 shorten it)
 
+    Routes the hub finds (docs/routing.md):
+      --router routino:DIR      find routes with the Routino database in DIR (make one with
+                                `trackhub router build OSMFILE DIR`): trips from origin, waypoints
+                                and destination alone, GET /v1/route, and a new route when a rider
+                                leaves theirs (config.auto_reroute, on by default with a router)
+
     Cluster mode (docs/cluster.md):
       --cluster redis://HOST:PORT
                                 be one of several hubs sharing a log in Redis: commands and fixes
@@ -97,6 +104,7 @@ enum ServeCommand {
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
+        "router",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -178,7 +186,23 @@ enum ServeCommand {
         config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
         config.webhooks = try webhooks(flags)
+        if let value = flags.string("router") { config.router = try router(value) }
         return config
+    }
+
+    /// `--router routino:DIR` (PROTOCOL 16): the database is loaded here, so a missing or bad
+    /// one is the usual one-line error, exit 2.
+    static func router(_ value: String) throws -> RouterQueue {
+        switch RouterSpec.parse(value) {
+        case .failure(let error):
+            throw UsageError(error.message)
+        case .success(.routino(let directory)):
+            do {
+                return RouterQueue(router: try RoutinoRouter(directory: directory))
+            } catch {
+                throw UsageError(error.message)
+            }
+        }
     }
 
     /// `--webhook` (repeatable; the environment's and the file's a comma-separated list or a

@@ -9,6 +9,7 @@ Commands:
   token      mint a token for a secured hub (trackhub token --help)
   simulate   drive simulated couriers against a hub (trackhub simulate --help)
   config     print a config file for serve --config (trackhub config default)
+  router     make a routing database for serve --router (trackhub router build OSMFILE DIR)
   version    print the version (also: trackhub --version)
 """
 
@@ -22,6 +23,8 @@ case "token":
     exit(TokenCommand.run(Array(arguments.dropFirst())))
 case "config":
     exit(ConfigCommand.run(Array(arguments.dropFirst())))
+case "router":
+    exit(RouterCommand.run(Array(arguments.dropFirst())))
 case "version", "--version":
     print("trackhub \(TrackHubVersion.current)")
     exit(0)

@@ -10,7 +10,7 @@ import Testing
         var d = Driver(Fixture.trip(waypoints: [Fixture.at(east: 600)]))
         d.send(Fixture.at(east: 300))
         let ev = try d.trip.reroute(route: Self.shifted, waypoints: nil, destination: nil, now: d.now)
-        #expect(ev.map(\.kind) == [.rerouted])
+        #expect(ev.map(\.kind) == [.rerouted(reason: .client)])
         #expect(d.trip.waypoints.map(\.index) == [0])
         #expect(abs(d.trip.waypoints[0].alongM! - 600) < 0.5)
         #expect(d.trip.destination == Self.shifted.end)

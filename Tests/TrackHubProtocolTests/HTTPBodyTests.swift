@@ -77,7 +77,7 @@ private let smallLimits = ProtocolLimits(maxRoutePoints: 3, maxWaypoints: 2)
         #expect(request.config == TripConfig(arrivalBufferM: 25, rerouteDistanceM: 100, waitAtWaypoints: false, maxSpeedMps: 70))
         var writer = JSONWriter()
         request.config.write(to: &writer)
-        #expect(text(writer.finish()) == #"{"arrival_buffer_m":25,"reroute_distance_m":100,"wait_at_waypoints":false,"max_speed_mps":70}"#)
+        #expect(text(writer.finish()) == #"{"arrival_buffer_m":25,"reroute_distance_m":100,"wait_at_waypoints":false,"max_speed_mps":70,"mode":"car","auto_reroute":false}"#)
     }
 
     @Test func createTripKeepsThePolylineRaw() throws {

@@ -119,7 +119,7 @@ import TrackHubCore
         // `trail` as `[[lon, lat, ts], ...]`.
         #expect(parsed["trail"]?.arrayValue?.last == (try parse("[-9.1410, 38.7162, 1700000005000]")))
         // `config` with every default filled in (PROTOCOL 5; `mode` and `auto_reroute` come with section 16).
-        #expect(parsed["config"] == (try parse(#"{"arrival_buffer_m": 50, "reroute_distance_m": 100, "wait_at_waypoints": true, "max_speed_mps": 70}"#)))
+        #expect(parsed["config"] == (try parse(#"{"arrival_buffer_m": 50, "reroute_distance_m": 100, "wait_at_waypoints": true, "max_speed_mps": 70, "mode": "car", "auto_reroute": false}"#)))
     }
 
     @Test func frameSegmentAndEventHaveTheirMembers() throws {
@@ -139,7 +139,7 @@ import TrackHubCore
         try Self.expectType(jumpSegment, "segment")
         let extras: [String: [String]] = [
             "waypoint_reached": ["index", "remaining_waypoints"], "waypoint_resumed": ["index", "remaining_waypoints"],
-            "off_route": ["distance_m"],
+            "off_route": ["distance_m"], "rerouted": ["reason"],
         ]
         for event in F.events {
             let bytes = ServerMessages.event(trip: "T1", event)

@@ -26,7 +26,7 @@ enum WireFixtures {
     static let events: [TripEvent] = {
         let kinds: [TripEventKind] = [
             .tripCreated, .waypointReached(index: 0, remainingWaypoints: 2), .waypointResumed(index: 1, remainingWaypoints: 0),
-            .arrived, .offRoute(distanceM: 123.456), .backOnRoute, .rerouted, .ended,
+            .arrived, .offRoute(distanceM: 123.456), .backOnRoute, .rerouted(reason: .client), .ended,
         ]
         return kinds.enumerated().map { i, kind in
             TripEvent(n: i + 1, kind: kind, t: t0 + Int64(i), position: i == 0 ? nil : GeoPoint(lat: 38.7158, lon: -9.142))

@@ -49,12 +49,16 @@ extension Trip {
     /// becomes the new route's last point unless given. The marker stays where it is and is
     /// snapped onto the new route (progress may go down; the rest of a running animation goes
     /// on along the new route); on/off route is judged again on the last applied fix, without
-    /// an off_route or back_on_route event. Returns `rerouted`.
+    /// an off_route or back_on_route event. Returns `rerouted` with `reason`. `source` and
+    /// `routerDurationS` say where the route came from and the router's travel time for it
+    /// (PROTOCOL 16; nil for a client's route).
     /// - Throws: `.finished` on an arrived or ended trip (HTTP 409); `.waypointTooFar` (index:
     ///   the position in `waypoints` when given, else the kept waypoint's index) or
     ///   `.destinationTooFar` (HTTP 400). Nothing changes when it throws.
-    public mutating func reroute(route newRoute: Route, waypoints given: [GeoPoint]?, destination: GeoPoint?, now: Int64)
-        throws(TripSetupError) -> [TripEvent]
+    public mutating func reroute(
+        route newRoute: Route, waypoints given: [GeoPoint]?, destination: GeoPoint?, now: Int64,
+        reason: RerouteReason = .client, source: RouteSource = .client, routerDurationS: Double? = nil
+    ) throws(TripSetupError) -> [TripEvent]
     {
         if endedAt != nil || arrivedAt != nil { throw .finished(status: status) }
         var upcoming: [Waypoint]
@@ -88,6 +92,8 @@ extension Trip {
         highestWaypointIndex = highest
         if held != nil { holdingPosition = visitedCount }
         route = newRoute
+        routeOrigin = source == .client ? nil : source
+        self.routerDurationS = routerDurationS
         self.destination = dest
         destinationAlongM = projected.destinationAlongM
 
@@ -96,6 +102,7 @@ extension Trip {
             let markerAlong = newRoute.nearest(to: m.position).alongM
             onRouteAlongM = markerAlong
             isOffRoute = newRoute.nearest(to: last.point).offsetM > config.rerouteDistanceM
+            offRouteFixes = isOffRoute ? offRouteFixes : nil
             if isOffRoute {
                 // Off the new route: keep heading for the last fix in a straight line.
                 animation = Animation(path: .straight(from: m.position, to: last.point), startT: now, durationMs: remaining)
@@ -112,6 +119,6 @@ extension Trip {
             framedThrough = .min
         }
         needsCheck = true
-        return [makeEvent(.rerouted, now: now, position: marker(at: now)?.position)]
+        return [makeEvent(.rerouted(reason: reason), now: now, position: marker(at: now)?.position)]
     }
 }

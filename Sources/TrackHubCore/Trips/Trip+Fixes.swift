@@ -91,6 +91,7 @@ extension Trip {
                 let wasOff = isOffRoute
                 if wasOff {
                     isOffRoute = false
+                    offRouteFixes = nil
                     events.append(makeEvent(.backOnRoute, now: now, position: current?.position))
                 }
                 if isFirst {
@@ -116,6 +117,7 @@ extension Trip {
                     onRouteAlongM = alongDistance(of: current)
                     events.append(makeEvent(.offRoute(distanceM: nearestOffset), now: now, position: current?.position ?? p))
                 }
+                offRouteFixes = (offRouteFixes ?? 0) + 1
                 next = Animation(path: .straight(from: current?.position ?? p, to: p), startT: now, durationMs: duration)
             }
         } else {

@@ -40,17 +40,26 @@ extension Trip {
         let done = isOffRoute ? onRouteAlongM : alongDistance(of: s)
         let remaining = max(0, destAlong - done)
         let progress = destAlong > 0 ? min(1, max(0, done / destAlong)) : 1
-        return (progress, done, remaining, eta(remainingM: remaining))
+        return (progress, done, remaining, eta(remainingM: remaining, totalM: destAlong))
     }
 
     /// eta_s: remaining over the speed, rounded up; 0 once arrived; nil while the speed is
-    /// unknown or below 0.5 m/s, and once the trip ended without arriving.
-    func eta(remainingM: Double) -> Int? {
+    /// unknown or below 0.5 m/s, and once the trip ended without arriving. Until the speed is
+    /// known, a route the router found gives its travel time times the share that remains
+    /// (PROTOCOL 16), so the first frame has an ETA.
+    func eta(remainingM: Double, totalM: Double) -> Int? {
         if arrivedAt != nil { return 0 }
         // An ended trip that never arrived is expected nowhere.
         if endedAt != nil { return nil }
-        guard let v = speedMps, v >= 0.5 else { return nil }
-        let s = (remainingM / v).rounded(.up)
+        let s: Double
+        if let v = speedMps {
+            guard v >= 0.5 else { return nil }
+            s = (remainingM / v).rounded(.up)
+        } else if let duration = routerDurationS, duration.isFinite, duration > 0, totalM > 0 {
+            s = (duration * min(1, remainingM / totalM)).rounded(.up)
+        } else {
+            return nil
+        }
         return s < Double(Int32.max) ? Int(s) : nil
     }
 

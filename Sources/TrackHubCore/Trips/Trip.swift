@@ -75,6 +75,14 @@ public struct Trip: Sendable, Codable {
     /// destination).
     var frameDue: Bool?
 
+    // Routes the hub finds (PROTOCOL 16). Optional so older stored states still decode.
+    /// Where the route came from; nil reads as `.client`.
+    var routeOrigin: RouteSource?
+    /// The router's travel time for the whole route, seconds; nil for a client's route.
+    public internal(set) var routerDurationS: Double?
+    /// Applied fixes off the route in the current excursion (nil: none), for auto-reroute.
+    var offRouteFixes: Int?
+
     /// The applied fix `judge` remembers: reported position and device time.
     struct AppliedFix: Sendable, Codable, Equatable {
         var ts: Int64
@@ -103,7 +111,7 @@ public struct Trip: Sendable, Codable {
     ///   than `config.rerouteDistanceM` from the point.
     public init(
         id: String, route: Route?, waypoints: [GeoPoint], destination: GeoPoint?,
-        config: TripConfig, now: Int64
+        config: TripConfig, now: Int64, routeSource: RouteSource = .client, routerDurationS: Double? = nil
     ) throws(TripSetupError) {
         let dest = destination ?? route?.end
         let projected = try Self.project(
@@ -139,7 +147,16 @@ public struct Trip: Sendable, Codable {
         self.recentFixTimes = nil
         self.nextFrameIsJump = nil
         self.frameDue = nil
+        self.routeOrigin = routeSource == .client ? nil : routeSource
+        self.routerDurationS = routerDurationS
+        self.offRouteFixes = nil
     }
+
+    /// Where the route came from (PROTOCOL 16 `route_source`); nil without a route.
+    public var routeSource: RouteSource? { route == nil ? nil : (routeOrigin ?? .client) }
+
+    /// Applied fixes off the route since the trip left it (0 while on it).
+    public var offRouteFixCount: Int { isOffRoute ? (offRouteFixes ?? 0) : 0 }
 
     /// The trip's status (PROTOCOL 6.10). `unknown` is never a Trip's: it is the hub's answer for
     /// a trip that does not exist.

@@ -9,7 +9,8 @@ public enum TripEventKind: Sendable, Equatable, Codable {
     /// `distanceM`: the fix's distance from the route, metres.
     case offRoute(distanceM: Double)
     case backOnRoute
-    case rerouted
+    /// `reason`: who gave the new route (nil in events stored before PROTOCOL 16: a client).
+    case rerouted(reason: RerouteReason?)
     case ended
 
     /// The wire name: "trip_created", "waypoint_reached", ...

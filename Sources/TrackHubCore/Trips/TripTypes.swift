@@ -8,18 +8,67 @@ public struct TripConfig: Sendable, Codable, Equatable {
     public var waitAtWaypoints: Bool
     /// Fixes implying a faster speed than this since the previous applied fix are outliers (1–1 000 m/s).
     public var maxSpeedMps: Double
+    /// How the rider travels, for the routes the hub finds (PROTOCOL 16).
+    public var mode: TravelMode
+    /// Whether the hub finds a new route when the rider strays (PROTOCOL 16); nil until the
+    /// hub fills in its default (true with a router, false without).
+    public var autoReroute: Bool?
 
     public init(
         arrivalBufferM: Double = 50,
         rerouteDistanceM: Double = 100,
         waitAtWaypoints: Bool = true,
-        maxSpeedMps: Double = 70
+        maxSpeedMps: Double = 70,
+        mode: TravelMode = .car,
+        autoReroute: Bool? = nil
     ) {
         self.arrivalBufferM = arrivalBufferM
         self.rerouteDistanceM = rerouteDistanceM
         self.waitAtWaypoints = waitAtWaypoints
         self.maxSpeedMps = maxSpeedMps
+        self.mode = mode
+        self.autoReroute = autoReroute
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case arrivalBufferM, rerouteDistanceM, waitAtWaypoints, maxSpeedMps, mode, autoReroute
+    }
+
+    /// Decodes a stored config; `mode` and `autoReroute` are absent from configs stored
+    /// before PROTOCOL 16 and read as `car` and off.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        arrivalBufferM = try c.decode(Double.self, forKey: .arrivalBufferM)
+        rerouteDistanceM = try c.decode(Double.self, forKey: .rerouteDistanceM)
+        waitAtWaypoints = try c.decode(Bool.self, forKey: .waitAtWaypoints)
+        maxSpeedMps = try c.decode(Double.self, forKey: .maxSpeedMps)
+        mode = try c.decodeIfPresent(TravelMode.self, forKey: .mode) ?? .car
+        autoReroute = try c.decodeIfPresent(Bool.self, forKey: .autoReroute)
+    }
+
+    /// Whether auto-reroute is on (nil, not yet filled in, reads as off).
+    public var reroutesAutomatically: Bool { autoReroute ?? false }
+}
+
+/// How a rider travels (PROTOCOL 16 `config.mode`); the raw value is the wire spelling.
+public enum TravelMode: String, Sendable, Codable, CaseIterable {
+    case car, bicycle, foot
+}
+
+/// Where a trip's route came from (PROTOCOL 16 `route_source`); the raw value is the wire spelling.
+public enum RouteSource: String, Sendable, Codable {
+    /// Given by a client (`route`, `route_polyline`, `PUT .../route`).
+    case client
+    /// Found by the hub's router.
+    case router
+}
+
+/// Why a trip got a new route (the `rerouted` event's `reason`); the raw value is the wire spelling.
+public enum RerouteReason: String, Sendable, Codable {
+    /// A client put it (`PUT .../route`).
+    case client
+    /// The hub found it after the rider left the route (PROTOCOL 16).
+    case offRoute = "off_route"
 }
 
 /// A trip's status (PROTOCOL 6.10); the raw value is the wire spelling.

@@ -13,19 +13,28 @@ enum Reply: Sendable {
 /// A change to a trip, checked as far as the request alone allows (PROTOCOL 4 and 5): what
 /// a client asks for, over HTTP or the WebSocket, in one form for both command logs.
 enum TripCommand: Sendable {
-    /// `id` is chosen before submitting (the request's, or a fresh one).
-    case create(id: String, CreateTripRequest, route: Route?, rawBody: [UInt8])
+    /// `id` is chosen before submitting (the request's, or a fresh one). `found`: the route
+    /// came from the hub's router (PROTOCOL 16), with its travel time; nil: the client's.
+    case create(id: String, CreateTripRequest, route: Route?, rawBody: [UInt8], found: RouterTravel?)
     case fixes(trip: String, [FixInput])
     case proceed(trip: String)
-    case route(trip: String, RerouteRequest, route: Route, rawBody: [UInt8])
+    /// `reason`: a client's `PUT`, or the hub's own reroute of a trip off its route.
+    case route(trip: String, RerouteRequest, route: Route, rawBody: [UInt8], reason: RerouteReason, found: RouterTravel?)
     case end(trip: String)
 
     var trip: String {
         switch self {
-        case .create(let id, _, _, _): return id
-        case .fixes(let trip, _), .proceed(let trip), .route(let trip, _, _, _), .end(let trip): return trip
+        case .create(let id, _, _, _, _): return id
+        case .fixes(let trip, _), .proceed(let trip), .route(let trip, _, _, _, _, _), .end(let trip): return trip
         }
     }
+}
+
+/// What the router said of a route it found (PROTOCOL 16), carried with the command so that
+/// every hub of a cluster shows the same ETA.
+struct RouterTravel: Sendable, Equatable {
+    /// The router's travel time for the whole route, seconds.
+    var durationS: Double
 }
 
 /// The readiness a command log reports for `/healthz` (PROTOCOL 9).

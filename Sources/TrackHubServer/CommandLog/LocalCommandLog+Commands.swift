@@ -7,13 +7,13 @@ import TrackHubStore
 /// stored, and answered after the commit; a change the store did not take is undone
 /// (PROTOCOL 7: it changes nothing a client has seen).
 extension LocalCommandLog {
-    func create(id: String, _ body: CreateTripRequest, route: Route?, now: Int64, reply connection: ConnectionID) {
+    func create(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel?, now: Int64, reply connection: ConnectionID) {
         if hub.trips.isTaken(id) {
             return hub.respondError(connection, .conflict("id: trip \(id) already exists"))
         }
         var trip: Trip
         do {
-            trip = try hub.makeTrip(id: id, body, route: route, now: now)
+            trip = try hub.makeTrip(id: id, body, route: route, found: found, now: now)
         } catch {
             return hub.respondError(connection, error)
         }
@@ -57,13 +57,17 @@ extension LocalCommandLog {
         }
     }
 
-    func reroute(trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, now: Int64, reply: Reply) {
-        switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, at: now) {
+    /// `reply` nil: the hub's own reroute (PROTOCOL 16), nobody waits for it.
+    func reroute(
+        trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason,
+        found: RouterTravel?, now: Int64, reply: Reply?
+    ) {
+        switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
         case .failure(let error):
-            hub.answerFailure(reply, error)
+            if let reply { hub.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
             store(change, trip: id, what: "route", reply: reply) { [self] in
-                hub.answerDone(reply, trip: id)
+                if let reply { hub.answerDone(reply, trip: id) }
                 hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
             }
         }

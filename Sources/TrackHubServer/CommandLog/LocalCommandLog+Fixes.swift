@@ -125,6 +125,7 @@ extension LocalCommandLog {
                     }
                     hub.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
+                hub.considerAutoReroute(trip: trip, now: commitTime)
             }
             batchDone(trip: trip)
         }

@@ -35,18 +35,19 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
             return
         }
         switch command {
-        case .create(let id, let body, let route, _):
+        case .create(let id, let body, let route, _, let found):
             guard case .http(let connection) = reply else { return }
-            create(id: id, body, route: route, now: now, reply: connection)
+            create(id: id, body, route: route, found: found, now: now, reply: connection)
         case .fixes(let trip, let fixes):
             guard let reply else { return }
             submitFixes(trip: trip, fixes: fixes, now: now, reply: reply)
         case .proceed(let trip):
             guard let reply else { return }
             proceed(trip: trip, now: now, reply: reply)
-        case .route(let trip, let body, let route, _):
-            guard let reply else { return }
-            reroute(trip: trip, route: route, waypoints: body.waypoints, destination: body.destination, now: now, reply: reply)
+        case .route(let trip, let body, let route, _, let reason, let found):
+            reroute(
+                trip: trip, route: route, waypoints: body.waypoints, destination: body.destination,
+                reason: reason, found: found, now: now, reply: reply)
         case .end(let trip):
             end(trip: trip, now: now, reply: reply)
         }

@@ -25,6 +25,7 @@ enum APICall: Sendable {
     case deviceFix(device: String, DeviceFix?, DeviceFix.Source)
     case createShare(id: String, ShareRequest)
     case revokeShare(jti: String)
+    case findRoute(RouteSearchQuery)
 
     /// The limits parsing applies (the hub's flags).
     struct Limits: Sendable {
@@ -76,6 +77,8 @@ enum APICall: Sendable {
             return .createShare(id: id, try ShareRequest.decode(body, limits: limits.protocolLimits))
         case .revokeShare(let jti):
             return .revokeShare(jti: jti)
+        case .findRoute:
+            return .findRoute(try RouteSearchQuery.parse(query(of: request), limits: limits.protocolLimits))
         }
     }
 
@@ -103,6 +106,7 @@ enum APICall: Sendable {
         case .deviceFix(let device, _, let source): return source == .osmand ? .osmandPost : .ownTracks(id: device)
         case .createShare(let id, _): return .createShare(id: id)
         case .revokeShare(let jti): return .revokeShare(jti: jti)
+        case .findRoute: return .findRoute
         }
     }
 }

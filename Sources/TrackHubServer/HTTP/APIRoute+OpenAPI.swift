@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubProtocol
 
 /// What the OpenAPI document says of each row of the route table (PROTOCOL 5 and 14). Every
@@ -31,6 +32,7 @@ extension APIRoute.Kind {
         case .ownTracks: return "A message of OwnTracks' HTTP mode; a location is a fix of the device's trip"
         case .createShare: return "A share link for the customer's page (/t/<token>): a share-scoped token for this trip (409 on an open hub)"
         case .revokeShare: return "Revoke a share link at once and durably: its subscribers are unsubscribed, its token refused"
+        case .findRoute: return "A route from the hub's router (--router) through the points in order, without making a trip"
         }
     }
 
@@ -78,6 +80,13 @@ extension APIRoute.Kind {
                 Query(name: "accuracy", schema: OpenAPISchemas.number, description: "metres"),
                 Query(name: "batt", schema: OpenAPISchemas.number, description: "battery percent"),
             ]
+        case .findRoute:
+            return [
+                Query(name: "from", schema: OpenAPISchemas.string, required: true, description: "LAT,LON where the route starts"),
+                Query(name: "to", schema: OpenAPISchemas.string, required: true, description: "LAT,LON where it ends"),
+                Query(name: "via", schema: OpenAPISchemas.string, description: "stops in order: LAT,LON;LAT,LON"),
+                Query(name: "mode", schema: OpenAPISchemas.strings(TravelMode.allCases.map(\.rawValue)), description: "car (default), bicycle or foot"),
+            ]
         case .createTrip, .getTrip, .endTrip, .putRoute, .postFixes, .proceed, .openAPI, .listDevices, .getDevice,
             .putDevice, .deleteDevice, .ownTracks, .createShare, .revokeShare:
             return []
@@ -93,7 +102,7 @@ extension APIRoute.Kind {
         case .putDevice: return "DevicePut"
         case .createShare: return "ShareCreate"
         case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice,
-            .deleteDevice, .osmandGet, .osmandPost, .ownTracks, .revokeShare:
+            .deleteDevice, .osmandGet, .osmandPost, .ownTracks, .revokeShare, .findRoute:
             return nil
         }
     }
@@ -115,6 +124,7 @@ extension APIRoute.Kind {
         case .ownTracks: return (200, [("application/json", nil)])
         case .createShare: return (201, [("application/json", "Share")])
         case .revokeShare: return (200, [("application/json", "ShareRevoked")])
+        case .findRoute: return (200, [("application/json", "FoundRoute")])
         }
     }
 
@@ -139,6 +149,7 @@ extension APIRoute.Kind {
         case .osmandGet, .osmandPost, .ownTracks: statuses += [400, 404, 413, 429, 503]
         case .createShare: statuses += [400, 403, 404, 409, 413, 503]
         case .revokeShare: statuses += [400, 403, 404, 409, 503]
+        case .findRoute: statuses += [400, 403, 413, 503]
         }
         return statuses
     }

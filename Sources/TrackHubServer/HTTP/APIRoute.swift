@@ -27,16 +27,18 @@ enum APIRoute: Equatable, Sendable {
     case createShare(id: String)
     /// Revokes the share link whose token has this `jti`.
     case revokeShare(jti: String)
+    /// A route from the hub's router, without making a trip (PROTOCOL 16).
+    case findRoute
 
     /// A route without its path parameters: one row of the table.
     enum Kind: String, CaseIterable, Sendable {
         case listTrips, createTrip, getTrip, endTrip, putRoute, postFixes, proceed, trail, fleetClusters, openAPI
         case listDevices, getDevice, putDevice, deleteDevice, osmandGet, osmandPost, ownTracks
-        case createShare, revokeShare
+        case createShare, revokeShare, findRoute
 
         var method: HTTPMethod {
             switch self {
-            case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice, .osmandGet: return .get
+            case .listTrips, .getTrip, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice, .osmandGet, .findRoute: return .get
             case .createTrip, .postFixes, .proceed, .osmandPost, .ownTracks, .createShare: return .post
             case .endTrip, .deleteDevice, .revokeShare: return .delete
             case .putRoute, .putDevice: return .put
@@ -61,6 +63,7 @@ enum APIRoute: Equatable, Sendable {
             case .ownTracks: return "/v1/owntracks/{id}"
             case .createShare: return "/v1/trips/{id}/share"
             case .revokeShare: return "/v1/shares/{id}"
+            case .findRoute: return "/v1/route"
             }
         }
 
@@ -69,7 +72,7 @@ enum APIRoute: Equatable, Sendable {
             switch self {
             case .listTrips: return .anyToken
             case .createTrip, .endTrip, .putRoute, .listDevices, .getDevice, .putDevice, .deleteDevice: return .admin
-            case .createShare, .revokeShare: return .admin
+            case .createShare, .revokeShare, .findRoute: return .admin
             case .osmandGet, .osmandPost, .ownTracks: return .device
             case .getTrip: return .followTrip
             case .trail: return .viewTrip
@@ -108,6 +111,7 @@ enum APIRoute: Equatable, Sendable {
             case .ownTracks: return .ownTracks(id: id)
             case .createShare: return .createShare(id: id)
             case .revokeShare: return .revokeShare(jti: id)
+            case .findRoute: return .findRoute
             }
         }
     }
@@ -146,6 +150,7 @@ enum APIRoute: Equatable, Sendable {
         case .ownTracks: return .ownTracks
         case .createShare: return .createShare
         case .revokeShare: return .revokeShare
+        case .findRoute: return .findRoute
         }
     }
 
@@ -156,7 +161,7 @@ enum APIRoute: Equatable, Sendable {
             .createShare(let id):
             return id
         case .listTrips, .createTrip, .fleetClusters, .openAPI, .listDevices, .getDevice, .putDevice, .deleteDevice,
-            .osmandGet, .osmandPost, .ownTracks, .revokeShare:
+            .osmandGet, .osmandPost, .ownTracks, .revokeShare, .findRoute:
             return nil
         }
     }

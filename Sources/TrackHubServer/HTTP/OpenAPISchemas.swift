@@ -53,6 +53,10 @@ enum OpenAPISchemas {
                 ("token", string), ("jti", string), ("url", ["type": "string", "description": "/t/<token>, the customer's page"]),
                 ("expires_at", ["type": "integer", "description": "ms since the epoch"]),
             ], required: ["token", "jti", "url", "expires_at"])),
+            ("FoundRoute", object([
+                ("route", ref("Line")), ("distance_m", number),
+                ("duration_s", ["type": "number", "description": "the router's travel time, seconds"]),
+            ], required: ["route", "distance_m", "duration_s"])),
             ("ShareRevoked", object([("jti", string), ("revoked", boolean)], required: ["jti", "revoked"])),
         ]))
     }
@@ -79,6 +83,7 @@ enum OpenAPISchemas {
             ("rider", ["description": "as given at creation", "type": ["object", "null"]]),
             ("config", nullable(ref("Config"))),
             ("route", nullable(ref("Line"))),
+            ("route_source", ["description": "router: found by the hub (PROTOCOL 16); client: given", "type": ["string", "null"], "enum": ["client", "router", .null]]),
             ("waypoints", array(object([
                 ("index", integer), ("lat", number), ("lon", number), ("visited", boolean),
             ], required: ["index", "lat", "lon", "visited"]))),
@@ -138,6 +143,7 @@ enum OpenAPISchemas {
             "id": ref("TripID"),
             "route": ref("Line"),
             "route_polyline": ["type": "string", "description": "Google encoded polyline, precision 5"],
+            "origin": ["description": "instead of route: where the rider starts; the hub's router finds the route through the waypoints to destination (required then)", "$ref": "#/components/schemas/Point"],
             "waypoints": array(ref("Point"), max: 1000),
             "destination": ref("Point"),
             "rider": ["type": "object", "properties": ["id": [:], "name": [:]]],

@@ -107,7 +107,8 @@ extension Hub {
         case .createTrip(let body, let route, let rawBody):
             try checkTripCapacity()
             let id = body.id ?? makeTripID()
-            commands.submit(.create(id: id, body, route: route, rawBody: rawBody), reply: reply, now: now)
+            if body.origin != nil { return try createTripFromStops(id: id, body, rawBody: rawBody, reply: reply) }
+            commands.submit(.create(id: id, body, route: route, rawBody: rawBody, found: nil), reply: reply, now: now)
         case .fleetClusters(let query):
             try fleetClustersHTTP(connection, query, now: now)
         case .openAPI:
@@ -122,7 +123,7 @@ extension Hub {
         case .endTrip(let id):
             commands.submit(.end(trip: id), reply: reply, now: now)
         case .putRoute(let id, let body, let route, let rawBody):
-            commands.submit(.route(trip: id, body, route: route, rawBody: rawBody), reply: reply, now: now)
+            commands.submit(.route(trip: id, body, route: route, rawBody: rawBody, reason: .client, found: nil), reply: reply, now: now)
         case .postFixes(let id, let fixes):
             metrics.fixesIn += fixes.count
             if fixes.isEmpty {
@@ -146,6 +147,8 @@ extension Hub {
             try createShare(connection, trip: id, body, now: now)
         case .revokeShare(let jti):
             try revokeShare(connection, jti: jti, now: now)
+        case .findRoute(let query):
+            try findRouteHTTP(connection, query)
         case .deviceFix(let device, let fix, let source):
             do {
                 try deviceFix(connection, device: device, fix, source: source, now: now)
@@ -199,7 +202,9 @@ extension Hub {
                 logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
                 trail = []
             }
-            let body = HTTPBodies.trip(TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience))
+            var view = TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience)
+            view.includeRouteSource = status == 201  // PROTOCOL 16: the create's answer says where its route came from
+            let body = HTTPBodies.trip(view)
             if status == 201 { return respondCreated(connection, id: id, json: body) }
             respond(connection, status: status, json: body)
         }

@@ -1,5 +1,6 @@
 import TrackHubProtocol
 import TrackHubRedis
+import TrackHubRouting
 
 /// Everything `trackhub serve` can be told (PROTOCOL section 9), with its defaults.
 public struct HubConfig: Sendable {
@@ -66,6 +67,8 @@ public struct HubConfig: Sendable {
     public var clusterSnapshotIntervalMs: Int64 = 30_000
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
+    /// `--router routino:DIR` (PROTOCOL 16): where searches run; nil: the hub finds no routes.
+    public var router: RouterQueue?
 
     public init() {}
 

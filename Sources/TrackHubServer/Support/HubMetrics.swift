@@ -1,4 +1,5 @@
 import TrackHubProtocol
+import TrackHubRouting
 
 /// Counters the hub exposes at `/metrics` (Prometheus text). Owned by the service thread;
 /// `render` runs there too. Names follow Prometheus: base units (seconds, bytes), counters
@@ -50,6 +51,24 @@ struct HubMetrics {
     var fixAck = LatencyHistogramMetric()
     /// A store batch handed to the store → its completion run on the service thread.
     var storeCommit = LatencyHistogramMetric()
+    /// PROTOCOL 16: router searches by result (`ok`, `too_far`, `no_path`, `unavailable`,
+    /// `failed`) and their time on the router's queue (the search itself).
+    var routerSearches: [String: Int] = [:]
+    var routerSearch = LatencyHistogramMetric()
+
+    /// Counts one search that ran and observes its time.
+    mutating func routerSearched(_ result: Result<FoundRoute, RouterError>, seconds: Double) {
+        let label: String
+        switch result {
+        case .success: label = "ok"
+        case .failure(.tooFarFromRoad): label = "too_far"
+        case .failure(.noPath): label = "no_path"
+        case .failure(.unavailable): label = "unavailable"
+        case .failure(.failed): label = "failed"
+        }
+        routerSearches[label, default: 0] += 1
+        routerSearch.observe(ms: Int64((seconds * 1000).rounded(.up)))
+    }
 
     func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, commandLog: String = "") -> String {
         var out = "# HELP trackhub_build_info The running version, as a label; the value is 1.\n# TYPE trackhub_build_info gauge\n"
@@ -91,6 +110,8 @@ struct HubMetrics {
         for source in ["osmand", "owntracks"] where byProtocol[source] == nil { byProtocol[source] = 0 }
         out += PrometheusText.counters("trackhub_device_fixes_total", "Fixes from phone apps, by protocol.", label: "protocol", byProtocol)
         out += PrometheusText.counters("trackhub_device_refused_total", "Device requests refused, by reason (error code).", label: "reason", deviceRefusals)
+        out += PrometheusText.counters("trackhub_router_searches_total", "Router searches (PROTOCOL 16), by result.", label: "result", routerSearches)
+        out += routerSearch.render("trackhub_router_search_seconds", help: "Time of one router search, on the router's queue.")
         out += PrometheusText.counters("trackhub_http_refused_total", "HTTP requests refused before they ran, by reason.", label: "reason", httpRefusals)
         out += "# HELP trackhub_tick_duration_seconds Time to compute, encode and queue one tick.\n# TYPE trackhub_tick_duration_seconds summary\n"
         out += "trackhub_tick_duration_seconds_sum \(PrometheusText.format(tickSecondsSum))\ntrackhub_tick_duration_seconds_count \(ticks)\n"

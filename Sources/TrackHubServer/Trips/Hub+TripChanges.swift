@@ -27,14 +27,19 @@ extension Hub {
 
     /// A new route (PROTOCOL 5): 409 for an arrived or ended trip, 400 for waypoints that do
     /// not fit it. The running animation continues along the new route.
-    func changeRoute(_ id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, at t: Int64) -> Result<ChangeUndo, ProtocolError> {
+    func changeRoute(
+        _ id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason = .client,
+        found: RouterTravel? = nil, at t: Int64
+    ) -> Result<ChangeUndo, ProtocolError> {
         let outcome: Result<ChangeUndo, ProtocolError>? = trips.mutate(id) { entry in
             let before = entry.trip
             if before.status == .arrived || before.status == .ended {
                 return .failure(.conflict("route: trip \(id) is \(before.status.rawValue)"))
             }
             do throws(TripSetupError) {
-                let events = try entry.trip.reroute(route: route, waypoints: waypoints, destination: destination, now: t)
+                let events = try entry.trip.reroute(
+                    route: route, waypoints: waypoints, destination: destination, now: t, reason: reason,
+                    source: found == nil ? .client : .router, routerDurationS: found?.durationS)
                 if let rest = entry.trip.remainingSegment(at: t) { entry.lastSegment = rest }
                 return .success(ChangeUndo(before: before, events: events))
             } catch {
@@ -71,9 +76,14 @@ extension Hub {
     }
 
     /// A new trip from a create request; errors name the field (PROTOCOL 5).
-    func makeTrip(id: String, _ body: CreateTripRequest, route: Route?, now: Int64) throws(ProtocolError) -> Trip {
+    /// `config.auto_reroute` not given is on exactly when the hub has a router (PROTOCOL 16).
+    func makeTrip(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel? = nil, now: Int64) throws(ProtocolError) -> Trip {
+        var config = body.config
+        if config.autoReroute == nil { config.autoReroute = config.autoReroute ?? (router != nil) }
         do throws(TripSetupError) {
-            return try Trip(id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: body.config, now: now)
+            return try Trip(
+                id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: config, now: now,
+                routeSource: found == nil ? .client : .router, routerDurationS: found?.durationS)
         } catch {
             throw ProtocolError(.badRequest, "\(error.field): \(error.message)")
         }

@@ -23,6 +23,10 @@ struct TripEntry {
     /// one can replay them with since_event). At most `recentEventsKept`.
     var recentEvents: [[UInt8]] = []
     static let recentEventsKept = 256
+    /// PROTOCOL 16: a search for a new route of this trip is on the router's queue (one at a time).
+    var rerouteSearching = false
+    /// When this trip's last search failed (hub ms), for the 10 s between retries.
+    var rerouteFailedAt: Int64?
 }
 
 extension TripView {

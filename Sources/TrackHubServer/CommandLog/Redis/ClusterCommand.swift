@@ -46,11 +46,19 @@ struct ClusterCommand: Codable, Sendable, Equatable {
     /// (the node that answers mints it again from these).
     var expiresAt: Int64?
     var issuedAt: Int64?
+    /// `create` and `route` whose route the hub's router found (PROTOCOL 16): the router's
+    /// travel time (s). The found route itself is in `body`, so no node searches again.
+    var routerDurationS: Double?
+    /// `route`: `off_route` for the hub's own reroute; nil: a client's `PUT`.
+    var reason: String?
 
     enum CodingKeys: String, CodingKey {
         case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f", device = "d", name = "n"
-        case jti = "j", expiresAt = "x", issuedAt = "i"
+        case jti = "j", expiresAt = "x", issuedAt = "i", routerDurationS = "rd", reason = "rr"
     }
+
+    /// The router's answer this entry carries, if any.
+    var found: RouterTravel? { routerDurationS.map { RouterTravel(durationS: $0) } }
 
     /// The id whose partition the command goes to (`ClusterLog.partition(of:)`).
     var partitionKey: String {

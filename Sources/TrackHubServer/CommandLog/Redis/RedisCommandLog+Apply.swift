@@ -74,7 +74,7 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), now: t)
+            trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, now: t)
         } catch {
             return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }
@@ -101,6 +101,9 @@ extension RedisCommandLog {
             }
             if verdict.isApplied { hub.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
         }
+        // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
+        // so one search runs, not one per node; its result goes into the log like a PUT.
+        if request != nil { hub.considerAutoReroute(trip: id, now: t) }
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
@@ -126,7 +129,10 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
-            change = try hub.changeRoute(id, route: route, waypoints: body.waypoints, destination: body.destination, at: t).get()
+            let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
+            change = try hub.changeRoute(
+                id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
+                found: command.found, at: t).get()
         } catch {
             return answer(request) { [self] reply in hub.answerFailure(reply, error) }
         }

@@ -53,22 +53,27 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func submit(_ command: TripCommand, reply: Reply?, now: Int64) {
         switch command {
-        case .create(let id, let body, let route, let rawBody):
+        case .create(let id, let body, let route, let rawBody, let found):
             do throws(ProtocolError) {
                 // The checks every node's applier makes, so their 400s come without a round trip.
-                _ = try hub.makeTrip(id: "check", body, route: route, now: now)
+                _ = try hub.makeTrip(id: "check", body, route: route, found: found, now: now)
                 if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
                 if let reply { hub.answerFailure(reply, error) }
                 return
             }
-            appendToLog(ClusterCommand(kind: .create, trip: id, body: String(decoding: rawBody, as: UTF8.self)), reply: reply, now: now)
+            var entry = ClusterCommand(kind: .create, trip: id, body: String(decoding: rawBody, as: UTF8.self))
+            entry.routerDurationS = found?.durationS
+            appendToLog(entry, reply: reply, now: now)
         case .fixes(let trip, let fixes):
             appendToLog(ClusterCommand(kind: .fixes, trip: trip, fixes: fixes), reply: reply, now: now)
         case .proceed(let trip):
             appendToLog(ClusterCommand(kind: .proceed, trip: trip), reply: reply, now: now)
-        case .route(let trip, _, _, let rawBody):
-            appendToLog(ClusterCommand(kind: .route, trip: trip, body: String(decoding: rawBody, as: UTF8.self)), reply: reply, now: now)
+        case .route(let trip, _, _, let rawBody, let reason, let found):
+            var entry = ClusterCommand(kind: .route, trip: trip, body: String(decoding: rawBody, as: UTF8.self))
+            entry.routerDurationS = found?.durationS
+            entry.reason = reason == .client ? nil : reason.rawValue
+            appendToLog(entry, reply: reply, now: now)
         case .end(let trip):
             appendToLog(ClusterCommand(kind: .end, trip: trip), reply: reply, now: now)
         }

@@ -1,0 +1,56 @@
+import TrackHubCore
+
+/// A search for a route through points in order (PROTOCOL 16): the first is where the
+/// rider starts, the last where the trip ends, those between are stops passed in order.
+public struct RouteQuery: Sendable, Equatable {
+    public var points: [GeoPoint]
+    public var mode: TravelMode
+
+    public init(points: [GeoPoint], mode: TravelMode) {
+        self.points = points
+        self.mode = mode
+    }
+}
+
+/// A route a router found: its path along the roads (`[lon, lat]` order is the wire's, this
+/// is points), its length and the router's travel time for it.
+public struct FoundRoute: Sendable, Equatable {
+    public var path: [GeoPoint]
+    public var lengthM: Double
+    public var durationS: Double
+
+    public init(path: [GeoPoint], lengthM: Double, durationS: Double) {
+        self.path = path
+        self.lengthM = lengthM
+        self.durationS = durationS
+    }
+}
+
+/// Why a search found no route. `index` is the point's position in `RouteQuery.points`, so
+/// the hub can name the field (`origin`, `waypoints[i]`, `destination`).
+public enum RouterError: Error, Sendable, Equatable {
+    /// The point is farther than the router's snap distance from any road of the mode.
+    case tooFarFromRoad(index: Int, distanceM: Double?)
+    /// No path of the mode leads from the point before `index` to it.
+    case noPath(index: Int)
+    /// The search could not run (the queue is full, the router is shutting down).
+    case unavailable(String)
+    /// The router failed for a reason of its own.
+    case failed(String)
+}
+
+/// What finds routes for the hub. One backend is Routino, embedded (`RoutinoRouter`); an
+/// HTTP engine (OSRM, Valhalla, GraphHopper) would be another: it would map `RouteQuery` to
+/// its request, its answer to `FoundRoute`, and its "no road near"/"no route" answers to
+/// `RouterError` (docs/routing.md).
+///
+/// `findRoute` blocks; the hub calls it only through `RouterQueue`, one search at a time,
+/// never on the service thread. A backend may rely on that (Routino's library keeps global
+/// state and is not safe to call from two threads at once).
+public protocol Router: AnyObject, Sendable {
+    /// What `/metrics` and logs call the backend (`routino`).
+    var name: String { get }
+    /// How far a point may be from a road and still be routed from (PROTOCOL 16: 500 m).
+    var maxSnapDistanceM: Double { get }
+    func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError>
+}

@@ -1,0 +1,141 @@
+import TrackHubCore
+import TrackHubLWS
+import TrackHubProtocol
+import TrackHubRouting
+
+/// Routes the hub finds (PROTOCOL 16): trips from their stops alone, `GET /v1/route`, and a
+/// new route when a rider strays. Every search runs on the router's queue (`RouterQueue`,
+/// off the service thread, at most 1 000 waiting); its result comes back here, on the
+/// service thread, and a route found goes through the command log like a client's route.
+extension Hub {
+    var router: RouterQueue? { config.router }
+
+    /// Runs a search off the service thread; `then` runs on the service thread with the
+    /// result. A full queue (or no router) answers `unavailable` at once.
+    func searchRoute(_ query: RouteQuery, then: @escaping @Sendable (Result<FoundRoute, RouterError>) -> Void) {
+        guard let router else { return then(.failure(.unavailable("this hub has no router"))) }
+        let queued = router.search(query) { [self] result, seconds in
+            runOnServiceThread { [self] in
+                metrics.routerSearched(result, seconds: seconds)
+                then(result)
+            }
+        }
+        if !queued {
+            metrics.routerSearches["unavailable", default: 0] += 1
+            then(.failure(.unavailable("the router's queue is full (\(router.limit) searches waiting); try again")))
+        }
+    }
+
+    /// `POST /v1/trips` with `origin` (PROTOCOL 16): the route from origin through the
+    /// waypoints to the destination, then the create as if the client had given that route,
+    /// `route_source: "router"`. Without a router: 400 naming `route`.
+    func createTripFromStops(id: String, _ body: CreateTripRequest, rawBody: [UInt8], reply: Reply) throws(ProtocolError) {
+        guard let origin = body.origin, let destination = body.destination else { return }
+        guard router != nil else {
+            throw .badRequest("route: this hub has no router (give route or route_polyline, or start the hub with --router routino:DIR)")
+        }
+        let stops = body.waypoints.count
+        let mode = body.config.mode
+        searchRoute(RouteQuery(points: [origin] + body.waypoints + [destination], mode: mode)) { [self] result in
+            do throws(ProtocolError) {
+                let found = try result.mapError { Self.routerProblem($0, mode: mode, name: { Self.tripPointName($0, stops: stops) }) }.get()
+                let route = try foundRoute(found, lastField: "destination")
+                var request = body
+                request.origin = nil
+                request.route = .points(found.path)
+                try checkTripCapacity()
+                let raw = CreateTripRequest.bodyWithFoundRoute(rawBody, route: found.path, limits: config.protocolLimits)
+                commands.submit(
+                    .create(id: id, request, route: route, rawBody: raw, found: RouterTravel(durationS: found.durationS)),
+                    reply: reply, now: clock.wallMillis())
+            } catch {
+                answerFailure(reply, error)
+            }
+        }
+    }
+
+    /// `GET /v1/route` (PROTOCOL 16): `{route, distance_m, duration_s}`, no trip made.
+    func findRouteHTTP(_ connection: ConnectionID, _ query: RouteSearchQuery) throws(ProtocolError) {
+        guard router != nil else { throw .badRequest("route: this hub has no router (start it with --router routino:DIR)") }
+        let stops = query.via.count
+        searchRoute(RouteQuery(points: query.points, mode: query.mode)) { [self] result in
+            switch result {
+            case .success(let found):
+                respond(connection, status: 200, json: HTTPBodies.foundRoute(path: found.path, distanceM: found.lengthM, durationS: found.durationS))
+            case .failure(let error):
+                respondError(connection, Self.routerProblem(error, mode: query.mode, name: { i in
+                    i == 0 ? "from" : i == stops + 1 ? "to" : "via[\(i - 1)]"
+                }))
+            }
+        }
+    }
+
+    /// PROTOCOL 16 auto-reroute, after a trip's fixes were applied: when the trip decides a
+    /// search is due (`Trip.rerouteSearchPoints`), one search at a time per trip; a route
+    /// found is submitted as the hub's own `PUT .../route` (reason `off_route`) if the trip is
+    /// still off its route by then; a failure waits 10 s before the next try.
+    func considerAutoReroute(trip id: String, now: Int64) {
+        guard router != nil, let entry = trips[id], !entry.rerouteSearching,
+            let points = entry.trip.rerouteSearchPoints(now: now, lastFailureAt: entry.rerouteFailedAt)
+        else { return }
+        _ = trips.mutate(id) { $0.rerouteSearching = true }
+        let mode = entry.trip.config.mode
+        searchRoute(RouteQuery(points: points, mode: mode)) { [self] result in
+            let now = clock.wallMillis()
+            switch result {
+            case .failure(let error):
+                _ = trips.mutate(id) {
+                    $0.rerouteSearching = false
+                    $0.rerouteFailedAt = now
+                }
+                HubLog.info("trip \(id): no new route found (\(error)); tried again at a later off-route fix after 10 s")
+            case .success(let found):
+                _ = trips.mutate(id) {
+                    $0.rerouteSearching = false
+                    $0.rerouteFailedAt = nil
+                }
+                guard let trip = trips[id]?.trip, trip.status == .offRoute, let route = try? Route(points: found.path) else { return }
+                let request = RerouteRequest(route: .points(found.path), waypoints: nil, destination: trip.destination)
+                commands.submit(
+                    .route(
+                        trip: id, request, route: route, rawBody: RerouteRequest.body(route: found.path, destination: trip.destination),
+                        reason: .offRoute, found: RouterTravel(durationS: found.durationS)),
+                    reply: nil, now: now)
+            }
+        }
+    }
+
+    /// The core route of a found path; a path of zero length (every point at the same
+    /// place on the road) is 400 naming the last point's field.
+    private func foundRoute(_ found: FoundRoute, lastField: String) throws(ProtocolError) -> Route {
+        if found.path.count > config.maxRoutePoints {
+            throw .tooLarge("route: the route found has \(found.path.count) points; the limit is \(config.maxRoutePoints)")
+        }
+        do {
+            return try Route(points: found.path)
+        } catch {
+            throw .badRequest("\(lastField): the route found has zero length (every point is at the same place on the road)")
+        }
+    }
+
+    /// The field of point `i` of a trip's search: `origin`, `waypoints[i]`, `destination`.
+    static func tripPointName(_ i: Int, stops: Int) -> String {
+        i == 0 ? "origin" : i == stops + 1 ? "destination" : "waypoints[\(i - 1)]"
+    }
+
+    /// A router's failure as the client hears it (PROTOCOL 16): 400 naming the point, 503
+    /// when the search could not run.
+    static func routerProblem(_ error: RouterError, mode: TravelMode, name: (Int) -> String) -> ProtocolError {
+        switch error {
+        case .tooFarFromRoad(let index, let distance):
+            let how = distance.map { "is \(Int($0.rounded())) m from" } ?? "is not within 500 m of"
+            return .badRequest("\(name(index)) \(how) the nearest road for \(mode.rawValue) (the limit is 500 m)")
+        case .noPath(let index):
+            return .badRequest("\(name(index)): no \(mode.rawValue) route leads there from \(name(index - 1))")
+        case .unavailable(let why):
+            return ProtocolError(.unavailable, "route: \(why)")
+        case .failed(let why):
+            return ProtocolError(.unavailable, "route: the router failed (\(why))")
+        }
+    }
+}
