@@ -30,19 +30,37 @@ public struct RouteSearchQuery: Sendable, Equatable {
         let from = try point(fromText, "from")
         let to = try point(toText, "to")
         var via: [GeoPoint] = []
-        if let viaText = query["via"], !viaText.isEmpty {
-            let parts = viaText.split(separator: ";", omittingEmptySubsequences: false)
-            if parts.count > limits.maxWaypoints {
-                throw .tooLarge("via has \(parts.count) points; the limit is \(limits.maxWaypoints)")
-            }
-            for (i, part) in parts.enumerated() { via.append(try point(String(part), "via[\(i)]")) }
+        let viaParts = viaTexts(query)
+        if viaParts.count > limits.maxWaypoints {
+            throw .tooLarge("via has \(viaParts.count) points; the limit is \(limits.maxWaypoints)")
         }
+        for (i, part) in viaParts.enumerated() { via.append(try point(part, "via[\(i)]")) }
         var mode = TravelMode.car
         if let modeText = query["mode"], !modeText.isEmpty {
             guard let parsed = TravelMode(rawValue: modeText) else { throw .badRequest("mode must be one of car, bicycle, foot") }
             mode = parsed
         }
         return RouteSearchQuery(from: from, via: via, to: to, mode: mode)
+    }
+
+    /// The stops of `via`, in order: `LAT,LON` parts separated by `;`, from every `via`
+    /// parameter. libwebsockets splits a query at `;` as well as `&`, so a part of a `via`
+    /// list may arrive as a parameter of its own, with no `=` (name `LAT,LON`, value ""):
+    /// such parameters right after a `via` belong to it.
+    static func viaTexts(_ query: QueryString) -> [String] {
+        var parts: [String] = []
+        var inVia = false
+        for item in query.items {
+            if item.name == "via" {
+                inVia = true
+                parts += item.value.split(separator: ";", omittingEmptySubsequences: true).map(String.init)
+            } else if inVia, item.value.isEmpty, item.name.contains(",") {
+                parts.append(item.name)
+            } else {
+                inVia = false
+            }
+        }
+        return parts
     }
 
     /// `LAT,LON` in degrees, within ±90 and ±180.

@@ -35,6 +35,8 @@ public enum RouterError: Error, Sendable, Equatable {
     case noPath(index: Int)
     /// The search could not run (the queue is full, the router is shutting down).
     case unavailable(String)
+    /// More points than the router routes through in one search (`Router.maxPoints`).
+    case tooManyPoints(limit: Int)
     /// The router failed for a reason of its own.
     case failed(String)
 }
@@ -52,5 +54,7 @@ public protocol Router: AnyObject, Sendable {
     var name: String { get }
     /// How far a point may be from a road and still be routed from (PROTOCOL 16: 500 m).
     var maxSnapDistanceM: Double { get }
+    /// The most points one search may go through (origin and destination included).
+    var maxPoints: Int { get }
     func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError>
 }

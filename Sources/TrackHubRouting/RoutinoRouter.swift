@@ -11,6 +11,8 @@ import TrackHubCore
 public final class RoutinoRouter: Router, @unchecked Sendable {
     public let name = "routino"
     public let maxSnapDistanceM: Double
+    /// libroutino routes through at most 99 points (its waypoints are numbered 1-99).
+    public let maxPoints = 99
     private let database: OpaquePointer
     private let translation: OpaquePointer
     private let profiles: [TravelMode: OpaquePointer]
@@ -72,8 +74,8 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
     }
 
     public func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError> {
-        guard query.points.count >= 2, query.points.count <= 99 else {
-            return .failure(.failed("a route needs 2 to 99 points, not \(query.points.count)"))
+        guard query.points.count >= 2, query.points.count <= maxPoints else {
+            return .failure(.failed("a route needs 2 to \(maxPoints) points, not \(query.points.count)"))
         }
         guard let profile = profiles[query.mode] else { return .failure(.failed("no profile for \(query.mode.rawValue)")) }
         var waypoints: [OpaquePointer?] = []
@@ -101,15 +103,14 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
         defer { Routino_DeleteRoute(output) }
         var path: [GeoPoint] = []
         var snapped: [GeoPoint] = []
-        var lengthKm: Float = 0, durationS: Float = 0
+        var durationMin: Float = 0
         var node: UnsafeMutablePointer<Routino_Output>? = output
         let degrees = 180 / Double.pi
         while let p = node {
             let point = GeoPoint(lat: Double(p.pointee.lat) * degrees, lon: Double(p.pointee.lon) * degrees)
             if p.pointee.type == ROUTINO_POINT_WAYPOINT { snapped.append(point) }
             if path.last != point { path.append(point) }
-            lengthKm = p.pointee.dist
-            durationS = p.pointee.time
+            durationMin = p.pointee.time
             node = p.pointee.next
         }
         // PROTOCOL 16: a point farther than the snap distance from every road of the mode.
@@ -120,6 +121,11 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
             }
         }
         if path.count == 1, let only = path.first { path.append(only) }
-        return .success(FoundRoute(path: path, lengthM: Double(lengthKm) * 1000, durationS: Double(durationS)))
+        // The length is the path's own (Routino's `dist`, in km, is a few per cent off the
+        // geodesic length of the points it returns); `time` is minutes, whatever routino.h's
+        // comment says (the router's text output, "Total Durat'n", is the same number).
+        var lengthM = 0.0
+        for (a, b) in zip(path, path.dropFirst()) { lengthM += Geodesy.distanceM(a, b) }
+        return .success(FoundRoute(path: path, lengthM: lengthM, durationS: Double(durationMin) * 60))
     }
 }

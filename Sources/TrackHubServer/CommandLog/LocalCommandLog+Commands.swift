@@ -35,7 +35,9 @@ extension LocalCommandLog {
                 hub.trips.add(id) { slot in TripEntry(trip: createdTrip, createdAt: now, slot: slot, riderJSON: riderJSON) }
                 guard let entry = hub.trips[id] else { return }
                 let answerTime = hub.clock.wallMillis()
-                hub.respondCreated(connection, id: id, json: HTTPBodies.trip(TripView(id: id, entry: entry, trail: [], now: answerTime)))
+                var view = TripView(id: id, entry: entry, trail: [], now: answerTime)
+                view.includeRouteSource = true  // PROTOCOL 16: router or client
+                hub.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
                 // Viewers who subscribed before the trip existed: the event, then the state.
                 hub.sendEvents([(created.n, payload)], trip: id)
                 hub.sendSnapshotToSubscribers(trip: id, now: answerTime)

@@ -14,6 +14,9 @@ extension Hub {
     /// result. A full queue (or no router) answers `unavailable` at once.
     func searchRoute(_ query: RouteQuery, then: @escaping @Sendable (Result<FoundRoute, RouterError>) -> Void) {
         guard let router else { return then(.failure(.unavailable("this hub has no router"))) }
+        if query.points.count > router.router.maxPoints {
+            return then(.failure(.tooManyPoints(limit: router.router.maxPoints)))
+        }
         let queued = router.search(query) { [self] result, seconds in
             runOnServiceThread { [self] in
                 metrics.routerSearched(result, seconds: seconds)
@@ -136,6 +139,8 @@ extension Hub {
             return ProtocolError(.unavailable, "route: \(why)")
         case .failed(let why):
             return ProtocolError(.unavailable, "route: the router failed (\(why))")
+        case .tooManyPoints(let limit):
+            return .tooLarge("waypoints: the router routes through at most \(limit) points, origin and destination included")
         }
     }
 }

@@ -64,7 +64,7 @@ struct HubMetrics {
         case .failure(.tooFarFromRoad): label = "too_far"
         case .failure(.noPath): label = "no_path"
         case .failure(.unavailable): label = "unavailable"
-        case .failure(.failed): label = "failed"
+        case .failure(.failed), .failure(.tooManyPoints): label = "failed"
         }
         routerSearches[label, default: 0] += 1
         routerSearch.observe(ms: Int64((seconds * 1000).rounded(.up)))
