@@ -88,6 +88,15 @@ class RunCommandTest(unittest.TestCase):
                     time.sleep(0.5)  # polling interval, not synchronisation: the deadline decides
             self.assertTrue(first, "no rider appeared in the fleet view within 30 s")
             self.assertTrue(moved, "no rider moved within 30 s")
+            # The demo hub finds routes (PROTOCOL 16): the sample Helsinki roads' database.
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            try:
+                conn.request("GET", "/v1/route?from=60.1660,24.9400&to=60.1770,24.9510")
+                answer = conn.getresponse()
+                self.assertEqual(answer.status, 200, "the run command's hub has a router")
+                self.assertGreater(len(json.loads(answer.read())["route"]), 2)
+            finally:
+                conn.close()
         finally:
             # Ctrl-C: the script stops the simulator and the hub.
             os.killpg(proc.pid, signal.SIGINT)

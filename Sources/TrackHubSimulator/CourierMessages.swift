@@ -67,6 +67,14 @@ enum CourierMessages {
             route: route.map { .points($0.points) }, waypoints: route == nil ? [] : waypoints, rider: rider))
     }
 
+    /// `POST /v1/trips` body of a trip from its stops alone (PROTOCOL 16): where the rider
+    /// starts, the via points and the destination; the hub's router finds the route.
+    static func createTripFromStops(origin: GeoPoint, waypoints: [GeoPoint], destination: GeoPoint, riderID: String, riderName: String) -> [UInt8] {
+        let rider = JSONValue.object(["id": .string(riderID), "name": .string(riderName)])
+        return ClientRequestBodies.createTrip(CreateTripRequest(
+            origin: origin, waypoints: waypoints, destination: destination, rider: rider))
+    }
+
     /// `PUT /v1/trips/{id}/route` body: the new route (unvisited via points are kept).
     static func reroute(_ route: Route) -> [UInt8] {
         ClientRequestBodies.reroute(RerouteRequest(route: .points(route.points)))

@@ -14,9 +14,16 @@ extension SimulatedCourier {
                 return []
             }
             plannedTrip = plan
-            body = CourierMessages.createTrip(
-                route: plan.route, waypoints: plan.waypointAlongs.map { plan.route.point(atDistance: $0) },
-                riderID: "sim-\(rider + 1)", riderName: riderName)
+            let stops = plan.waypointAlongs.map { plan.route.point(atDistance: $0) }
+            // PROTOCOL 16: some Helsinki trips give only their stops; the rider still drives its
+            // own plan, and where the hub's route differs the hub reroutes it.
+            if settings.fromStopsShare > 0, plan.graphPath != nil, planRNG.chance(settings.fromStopsShare) {
+                body = CourierMessages.createTripFromStops(
+                    origin: plan.route.points[0], waypoints: stops, destination: plan.route.end,
+                    riderID: "sim-\(rider + 1)", riderName: riderName)
+            } else {
+                body = CourierMessages.createTrip(route: plan.route, waypoints: stops, riderID: "sim-\(rider + 1)", riderName: riderName)
+            }
         case .trace:
             plannedTrip = nil
             body = CourierMessages.createTrip(route: nil, waypoints: [], riderID: "sim-\(rider + 1)", riderName: riderName)

@@ -19,6 +19,10 @@ public struct SimulationSettings: Sendable {
     public var rerouteProbability = 0.4
     /// Share of synthetic trips on Helsinki graph routes (the others use the fixed routes).
     public var graphRouteShare = 0.7
+    /// Share of Helsinki graph trips created from their stops alone (`origin`, waypoints,
+    /// `destination`) for the hub's router to route (PROTOCOL 16; needs `serve --router`).
+    /// 0: every trip gives its route.
+    public var fromStopsShare = 0.0
     /// Every n-th rider replays a recorded trace instead (0: none).
     public var traceRiderEvery = 10
     /// Device seconds between fixes.

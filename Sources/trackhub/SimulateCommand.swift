@@ -32,13 +32,16 @@ enum SimulateCommand {
       --duration DURATION    stop after this long (default: run until Ctrl-C)
       --event-loop libev|poll
                              the WebSocket client's event loop (default libev)
+      --from-stops SHARE     0–1: this share of the Helsinki trips is created from its stops alone
+                             (origin, via points, destination) for a hub with --router to route
+                             (default 0; docs/routing.md)
 
     Prints one status line a second on stderr. Exits 0 when every simulated fix was applied and
     no error came back, 1 otherwise, 2 on bad flags.
     """
 
     static let flagNames: Set<String> = [
-        "hub", "riders", "speedup", "seed", "token", "replay", "protocol", "samples", "max-clock-skew", "duration", "event-loop",
+        "hub", "riders", "speedup", "seed", "token", "replay", "protocol", "samples", "max-clock-skew", "duration", "event-loop", "from-stops",
     ]
 
     struct Options {
@@ -64,6 +67,7 @@ enum SimulateCommand {
         options.hub = hub
         options.settings.riders = try flags.int("riders", range: 1...10_000) ?? 20
         options.settings.speedup = try flags.double("speedup", range: 0.1...1000) ?? 1
+        options.settings.fromStopsShare = try flags.double("from-stops", range: 0...1) ?? 0
         if let seed = flags.string("seed") {
             guard let value = UInt64(seed) else { throw UsageError("--seed: \(seed) is not a non-negative integer") }
             options.settings.seed = value
