@@ -39,6 +39,18 @@ export function mountTripView(main, tripId) {
   const legend = h("p", { class: "legend muted", hidden: true },
     h("span", { class: "legend-dot ok" }), " accepted fix ", h("span", { class: "legend-dot refused" }), " refused fix");
   const banner = h("p", { class: "banner", role: "alert", hidden: true });
+  // "Rerouted" for a moment when the trip gets a new route (PROTOCOL 16: the hub's own,
+  // reason off_route, or a client's); the map redraws from the snapshot that follows.
+  const reroutedNote = h("p", { class: "rerouted-note", id: "rerouted-note", role: "status", hidden: true });
+  const REROUTED_SHOWN_MS = 4000;
+  let reroutedTimer = null;
+  function showRerouted(reason) {
+    reroutedNote.textContent = reason === "off_route" ? "Rerouted: a new route from where the rider is." : "Rerouted: the route changed.";
+    reroutedNote.dataset.reason = reason || "client";
+    reroutedNote.hidden = false;
+    if (reroutedTimer) clearTimeout(reroutedTimer);
+    reroutedTimer = setTimeout(() => { reroutedNote.hidden = true; reroutedTimer = null; }, REROUTED_SHOWN_MS);
+  }
 
   const card = h("section", { class: "card trip-card", "aria-label": "Trip details" },
     h("div", { class: "card-head" }, h("div", {}, title, subtitle), statusEl),
@@ -46,6 +58,7 @@ export function mountTripView(main, tripId) {
     h("div", { class: "progress-row" }, bar, pctText),
     h("div", { class: "progress-sub" }, leftText),
     banner,
+    reroutedNote,
     stopsList,
     h("div", { class: "card-actions" }, followBtn, trailBtn),
     legend);
@@ -291,7 +304,8 @@ export function mountTripView(main, tripId) {
         if (st.status === "off_route") st.status = "moving";
         break;
       case "rerouted":
-        // the new snapshot follows
+        // the new snapshot follows (and redraws the route)
+        if (!replayed) showRerouted(ev.reason);
         break;
       case "ended":
         st.status = "ended";

@@ -27,6 +27,7 @@ import threading
 import time
 import unittest
 import urllib.parse
+import urllib.request
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -474,6 +475,22 @@ class WebClientTest(unittest.TestCase):
                   message="arrived in the list")
         self.assertEqual(self.js(f"return document.querySelector(`{row} [role='progressbar']`).getAttribute('aria-valuenow')"), "100")
         self.assertEqual(self.js(f"return document.querySelector(`{row} .trip-eta`).textContent.trim()"), "Arrived")
+
+    def test_a_new_route_says_rerouted_for_a_moment(self):
+        trip = unique("rerouted")
+        self.hub.create_trip(trip, route=ROUTE)
+        self.open(f"/trips/{trip}")
+        self.wait(lambda: self.attr("connection", "data-state") == "open", message="connection open")
+        new_route = [ROUTE[0], [-9.1450, 38.7160], ROUTE[-1]]
+        req = urllib.request.Request(self.hub.base_url + f"/v1/trips/{trip}/route", method="PUT",
+                                     data=json.dumps({"route": new_route}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            self.assertEqual(r.status, 200)
+        note = "const e = document.getElementById('rerouted-note'); return e && !e.hidden ? e.textContent : null;"
+        self.wait(lambda: (self.js(note) or "").startswith("Rerouted"), message="the Rerouted note")
+        self.assertEqual(self.js("return document.getElementById('rerouted-note').dataset.reason"), "client")
+        self.wait(lambda: self.js(note) is None, message="the note goes away")
 
     def test_trips_list(self):
         a, b = unique("list-a"), unique("list-b")
