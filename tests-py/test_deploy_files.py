@@ -159,8 +159,9 @@ class DockerfileTest(unittest.TestCase):
         # Without the plugin lws_create_context fails: "unable to load evlib plugin evlib_ev".
         self.assertIn("libwebsockets-evlib-ev", packages)
         # libhiredis0.14: the runtime of Debian 12's libhiredis-dev (0.14.1).
+        # libroutino0 / routino-common: --router and its profiles (docs/routing.md).
         for p in ("libwebsockets17", "libsqlite3-0", "libhiredis0.14", "libssl3", "libyaml-0-2", "libjs-leaflet",
-                  "ca-certificates"):
+                  "ca-certificates", "libroutino0", "routino-common"):
             self.assertIn(p, packages)
         for p in packages:
             self.assertFalse(p.endswith("-dev"), f"runtime stage installs a -dev package: {p}")
