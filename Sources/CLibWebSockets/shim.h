@@ -88,6 +88,14 @@ static inline void trackhub_lws_set_close_timeout(struct lws *wsi, int secs) {
     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, secs);
 }
 
+/* lws arms PENDING_TIMEOUT_HTTP_CONTENT (the context's timeout_secs) before LWS_CALLBACK_HTTP
+   and extends it only for the files it serves itself, so an answer written by the user would
+   be cut that many seconds after its request, however well it was moving. Renewed after each
+   write, the timeout counts from the last progress instead. */
+static inline void trackhub_lws_renew_http_timeout(struct lws *wsi, int secs) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, secs);
+}
+
 /* A retry/idle policy whose validity checks are off (secs_since_valid_hangup 0). Without
    any policy lws 4.1.6 applies its default one (ping after 300 s, hang up after 310 s): a
    validity timer per connection in one sorted list, re-inserted at the list's far end, a

@@ -24,7 +24,7 @@ extension LWSServerHost {
         // end on every PONG, a walk over every connection (12 % of the hub's time at 11 000
         // connections). The hub pings from its own sweep instead (Hub+Keepalive).
         info.retry_and_idle_policy = trackhub_no_validity_policy()
-        info.timeout_secs = 20
+        info.timeout_secs = UInt32(Self.httpStallTimeoutSeconds)
         info.options = trackhub_opt_validate_utf8()
         if options.useLibev { info.options |= trackhub_opt_libev() }
         info.signal_cb = lwsSignalCallback
@@ -60,7 +60,7 @@ extension LWSServerHost {
         info.iface = secondInterfaceName.map { UnsafePointer($0) }
         info.protocols = UnsafePointer(protocols)
         info.vhost_name = UnsafePointer(secondVhostName)
-        info.timeout_secs = 20
+        info.timeout_secs = UInt32(Self.httpStallTimeoutSeconds)
         info.retry_and_idle_policy = trackhub_no_validity_policy()
         info.options = trackhub_opt_validate_utf8()
         if host.contains(":") {

@@ -84,9 +84,14 @@ extension LWSServerHost {
         if written < 0 { return -1 }
         state.bodyOffset += take
         if isLast { return finishHTTP(wsi: wsi, id: id) }
+        trackhub_lws_renew_http_timeout(wsi, Self.httpStallTimeoutSeconds)
         lws_callback_on_writable(wsi)
         return 0
     }
+
+    /// How long an HTTP exchange may go without progress (headers read to answer ready, or
+    /// one write of its body to the next) before lws drops it; lws's `timeout_secs` too.
+    static let httpStallTimeoutSeconds: Int32 = 20
 
     /// A streamed body's next part, answering `requestChunk` (service thread). Kept until the
     /// writeable callback writes it. A connection that closed meanwhile is gone from `http`
@@ -157,6 +162,7 @@ extension LWSServerHost {
         }
         if written < 0 { return -1 }
         if payload == nil { return finishHTTP(wsi: wsi, id: id) }
+        trackhub_lws_renew_http_timeout(wsi, Self.httpStallTimeoutSeconds)
         // A part already supplied (the producer answered at once) is written next time round.
         if state.suppliedChunk != nil { lws_callback_on_writable(wsi) }
         return 0
