@@ -33,17 +33,6 @@ import Testing
         }
     }
 
-    @Test func parallelBuildGivesTheSameIndexAsASequentialOne() {
-        let members = makeFleet(seed: 99, size: 40_000, shape: .cities)
-        let parallel = FleetIndex.build(members: members, parallel: true)
-        let sequential = FleetIndex.build(members: members, parallel: false)
-        for zoom in 0...17 {
-            let a = parallel.clusters(west: -180, south: -85.05112878, east: 180, north: 85.05112878, zoom: zoom)
-            let b = sequential.clusters(west: -180, south: -85.05112878, east: 180, north: 85.05112878, zoom: zoom)
-            #expect(a == b, "zoom \(zoom)")
-        }
-    }
-
     @Test(arguments: [UInt64(7), 8])
     func idChangesExactlyWhenMembershipChanges(seed: UInt64) {
         let members = makeFleet(seed: seed, size: 800, shape: .cities)

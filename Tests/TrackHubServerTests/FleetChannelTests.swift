@@ -67,6 +67,9 @@ import TrackHubTesting
         let computed = try #require(metricValue(metrics, "trackhub_fleet_viewports_computed_total"))
         #expect(ticks >= 1)
         #expect(computed <= ticks * 50, "viewport answers are computed once per distinct viewport per tick: \(computed) over \(ticks) ticks")
+        // Both are counted as a tick's answers are queued (service thread), so they agree.
+        let observed = try #require(metricValue(metrics, "trackhub_fleet_tick_seconds_count"))
+        #expect(observed == ticks, "each fleet tick observed once: \(observed) of \(ticks)")
     }
 
     @Test func clustersOverHTTPCountTheWholeFleetForTheWorld() throws {

@@ -1,7 +1,7 @@
 // trackhub-bench [mode]: dependency-free benchmarks that print numbers (never run in tests).
 // Modes:
 //   core (default)         route snapping, trip ticks, fix throughput
-//   fleet <csv> [options]  clustering index build and viewport queries (bench/fleet/compare.py drives it)
+//   fleet [--riders N | <csv>] [options]  the clustering index rebuilt per fleet tick (bench/fleet/compare.py drives it)
 import Foundation
 
 let mode = CommandLine.arguments.dropFirst().first ?? "core"

@@ -7,13 +7,13 @@ them to a temporary CSV (id,lat,lon), then for each fleet size:
 * pysupercluster (the C++ supercluster port, `pip install pysupercluster-problematy`):
   median build time, one city viewport query at zoom 12, one world query at zoom 3,
   and the resident-set growth while one index is kept;
-* TrackHub: `trackhub-bench fleet <csv> --bbox ... --zoom 12` (release build), which
-  prints the same measurements as one JSON line.
+* TrackHub: `trackhub-bench fleet <csv> --bbox ... --zoom 12 --moving 0 --ticks K`
+  (release build): K rebuilds of the same riders, printing the same measurements as one
+  JSON line.
 
-Prints a table of both (TrackHub with its default second thread, and with
-`--sequential`) and the ratios (TrackHub / pysupercluster; below 1 is faster or
-smaller for TrackHub). Build times: median and min wall clock, and CPU time of all
-threads (steadier on a shared machine).
+Prints a table of both and the ratios (TrackHub / pysupercluster; below 1 is faster or
+smaller for TrackHub). Build times: median wall clock, and CPU time of all threads
+(steadier on a shared machine).
 
 Usage: python3 bench/fleet/compare.py [--sizes 10000,100000,1000000] [--seed 7]
        [--no-build] [--bench PATH]
@@ -78,6 +78,9 @@ def write_csv(path, lat, lon):
 
 
 def rss_bytes():
+    """The resident set after handing freed memory back (glibc's malloc_trim), as trackhub-bench reads it."""
+    import ctypes
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
@@ -125,14 +128,21 @@ def bench_pysupercluster(psc, lat, lon, bbox, zoom, builds):
     }
 
 
-def bench_trackhub(bench, csv, bbox, zoom, builds, sequential=False):
-    cmd = [bench, "fleet", csv, "--bbox", ",".join(repr(v) for v in bbox), "--zoom", str(zoom), "--builds", str(builds)]
-    if sequential:
-        cmd.append("--sequential")
+def bench_trackhub(bench, csv, bbox, zoom, builds):
+    cmd = [bench, "fleet", csv, "--bbox", ",".join(repr(v) for v in bbox), "--zoom", str(zoom),
+           "--moving", "0", "--ticks", str(builds)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()
     for line in reversed(out):
         if line.startswith("{"):
-            return json.loads(line)
+            r = json.loads(line)
+            # The names of this table (pysupercluster's side) for the bench's keys.
+            return {
+                "impl": "trackhub", "points": r["riders"], "builds": builds,
+                "build_ms_median": r["tick_wall_ms"], "build_cpu_ms_median": r["tick_cpu_ms"],
+                "city_query_ms": r["query_city_ms"], "city_items": r["city_items"],
+                "world_z3_query_ms": r["query_world_ms"], "world_z3_items": r["world_items"],
+                "rss_delta_mb": r["rss_mb"],
+            }
     raise SystemExit(f"`{' '.join(cmd)}` printed no JSON line (is `fleet` wired to runFleetBench in "
                      f"bench/TrackHubBench/main.swift?): {out!r}")
 
@@ -162,30 +172,25 @@ def main():
             builds = 3 if n >= 500000 else 7
             py = bench_pysupercluster(psc, lat, lon, bbox, zoom, builds)
             th = bench_trackhub(args.bench, csv, bbox, zoom, builds)
-            th1 = bench_trackhub(args.bench, csv, bbox, zoom, builds, sequential=True)
-            rows.append((n, py, th, th1))
-            for r in (py, th, th1):
+            rows.append((n, py, th))
+            for r in (py, th):
                 print(json.dumps(r), file=sys.stderr)
 
     metrics = [("build ms (median)", "build_ms_median", "{:.1f}"),
-               ("build ms (min)", "build_ms_min", "{:.1f}"),
                ("build CPU ms", "build_cpu_ms_median", "{:.1f}"),
                ("city query ms (z12)", "city_query_ms", "{:.4f}"),
                ("city items", "city_items", "{:d}"),
                ("world query ms (z3)", "world_z3_query_ms", "{:.4f}"),
                ("world items", "world_z3_items", "{:d}"),
                ("RSS delta MB", "rss_delta_mb", "{:.1f}")]
-    print(f"{'riders':>9} | {'metric':<20} | {'pysupercluster':>14} | {'trackhub 2thr':>13} | {'ratio':>6}"
-          f" | {'trackhub 1thr':>13} | {'ratio':>6}")
-    line = "-" * 100
+    print(f"{'riders':>9} | {'metric':<20} | {'pysupercluster':>14} | {'trackhub':>13} | {'ratio':>6}")
+    line = "-" * 76
     print(line)
-    for n, py, th, th1 in rows:
+    for n, py, th in rows:
         for label, key, fmt in metrics:
-            a, b, c = py[key], th[key], th1[key]
-            r2 = f"{b / a:.2f}" if a else "-"
-            r1 = f"{c / a:.2f}" if a else "-"
-            print(f"{n:>9} | {label:<20} | {fmt.format(a):>14} | {fmt.format(b):>13} | {r2:>6}"
-                  f" | {fmt.format(c):>13} | {r1:>6}")
+            a, b = py[key], th[key]
+            ratio = f"{b / a:.2f}" if a else "-"
+            print(f"{n:>9} | {label:<20} | {fmt.format(a):>14} | {fmt.format(b):>13} | {ratio:>6}")
         print(line)
     print("city bbox", bbox, "zoom", zoom, "| pysupercluster returns clusters whose centre is in the box; "
           "TrackHub those whose bounds intersect it (PROTOCOL 8), so its counts can be higher.")

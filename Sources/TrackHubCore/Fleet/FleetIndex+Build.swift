@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 
 extension FleetIndex {
@@ -9,16 +8,13 @@ extension FleetIndex {
     /// does not depend on the order of `members`: riders are walked in a canonical
     /// order, by ~38 m mercator cells along a Z-order curve (so that the greedy walk
     /// stays in cache), then by the hash of their trip id.
-    /// With `parallel` (the default), large levels use a second thread for their
-    /// neighbour queries and KD-tree sorts; the result is the same either way.
-    /// Cost: O(n log n) time, O(n) memory.
-    public static func build(
-        members input: [FleetMember], options: FleetClusterOptions = .standard, parallel: Bool = true
-    ) -> FleetIndex {
+    /// Cost: O(n) time and memory (a radix sort, then one linear grid pass per zoom),
+    /// on the calling thread.
+    public static func build(members input: [FleetMember], options: FleetClusterOptions = .standard) -> FleetIndex {
         let canonical = canonicalOrder(input)
         let members = canonical.members
         let n = members.count
-        var builder = Builder(options: options, riders: n, parallel: parallel)
+        var builder = Builder(options: options, riders: n)
         defer { builder.deallocate() }
         for k in 0..<n {
             builder.addRider(members[k].position, x: canonical.x[k], y: canonical.y[k], key: canonical.hash[k], node: k)
@@ -33,74 +29,49 @@ extension FleetIndex {
             clusterCount: builder.count.rows(n, builder.nodes), clusterKey: builder.key.rows(n, builder.nodes),
             clusterZoom: builder.zoom.rows(n, builder.nodes),
             clusterLeafStart: ContiguousArray(leafStart[n...]), leafOrder: leafOrder,
-            trees: builder.trees, margins: builder.margins
+            grids: builder.grids, margins: builder.margins
         )
     }
 
     /// The valid members in canonical order: by Z-order of their 2^20 × 2^20 mercator
     /// cell, then by member hash, then by id bytes, then by input position.
     /// Also returns, in that order, their mercator coordinates and member hashes.
+    ///
+    /// Cost: one pass computing each rider's key, an LSD radix sort of (key, position)
+    /// pairs (11-bit digits, a digit all riders share skipped), then one gather. The pairs
+    /// move together, so every pass reads its input in order.
     static func canonicalOrder(_ input: [FleetMember]) -> (
         members: ContiguousArray<FleetMember>, x: ContiguousArray<Double>, y: ContiguousArray<Double>,
         hash: ContiguousArray<UInt64>
     ) {
-        var px = ContiguousArray<Double>()
-        var py = ContiguousArray<Double>()
-        px.reserveCapacity(input.count)
-        py.reserveCapacity(input.count)
-        var sortKey = ContiguousArray<UInt64>()
-        var hash = ContiguousArray<UInt64>()
-        var index = ContiguousArray<Int32>()
-        sortKey.reserveCapacity(input.count)
-        hash.reserveCapacity(input.count)
-        index.reserveCapacity(input.count)
+        var facts = ContiguousArray<RiderFacts>(repeating: RiderFacts(x: 0, y: 0, hash: 0), count: input.count)
+        var entries = ContiguousArray<SortEntry>()
+        entries.reserveCapacity(input.count)
         for (i, member) in input.enumerated() where member.position.isValid {
             let p = member.position
             let mx = FleetMercator.x(lon: p.lon), my = FleetMercator.y(lat: p.lat)
-            px.append(mx)
-            py.append(my)
             let cx = UInt64(min(max(mx, 0), 1 - 0x1p-30) * 0x1p20)
             let cy = UInt64(min(max(my, 0), 1 - 0x1p-30) * 0x1p20)
-            let key = FleetClusterID.memberHash(member.id)
-            sortKey.append(zOrder(cx, cy) << 24 | key >> 40)
-            hash.append(key)
-            index.append(Int32(i))
+            let hash = FleetClusterID.memberHash(member.id)
+            facts[i] = RiderFacts(x: mx, y: my, hash: hash)
+            entries.append(SortEntry(key: zOrder(cx, cy) << 24 | hash >> 40, index: Int32(i)))
         }
-        let n = index.count
-        // LSD radix sort of (sortKey, index) on the 64-bit key, 16 bits a pass.
-        var order = ContiguousArray<Int32>(0..<Int32(n))
-        var spare = ContiguousArray<Int32>(repeating: 0, count: n)
-        var counts = ContiguousArray<Int>(repeating: 0, count: 1 << 16)
-        for shift in stride(from: 0, to: 64, by: 16) {
-            for j in 0..<counts.count { counts[j] = 0 }
-            for k in sortKey { counts[Int(truncatingIfNeeded: k >> UInt64(shift)) & 0xffff] += 1 }
-            var sum = 0
-            for j in 0..<counts.count {
-                let c = counts[j]
-                counts[j] = sum
-                sum += c
-            }
-            for o in order {
-                let d = Int(truncatingIfNeeded: sortKey[Int(o)] >> UInt64(shift)) & 0xffff
-                spare[counts[d]] = o
-                counts[d] += 1
-            }
-            swap(&order, &spare)
-        }
+        radixSort(&entries)
+        let n = entries.count
         // Equal sort keys (the same cell and the same top 24 hash bits) are rare:
-        // order each such run by the full hash, then id bytes, then input position.
+        // order each such run by the full hash, then id bytes, then input position
+        // (the radix sort is stable, so a run is in input order already).
         var runStart = 0
         while runStart < n {
             var runEnd = runStart + 1
-            while runEnd < n && sortKey[Int(order[runEnd])] == sortKey[Int(order[runStart])] { runEnd += 1 }
+            while runEnd < n && entries[runEnd].key == entries[runStart].key { runEnd += 1 }
             if runEnd - runStart > 1 {
-                order[runStart..<runEnd].sort { a, b in
-                    let ha = hash[Int(a)], hb = hash[Int(b)]
+                entries[runStart..<runEnd].sort { a, b in
+                    let ha = facts[Int(a.index)].hash, hb = facts[Int(b.index)].hash
                     if ha != hb { return ha < hb }
-                    let ia = Int(index[Int(a)]), ib = Int(index[Int(b)])
-                    let ida = input[ia].id.utf8, idb = input[ib].id.utf8
+                    let ida = input[Int(a.index)].id.utf8, idb = input[Int(b.index)].id.utf8
                     if !ida.elementsEqual(idb) { return ida.lexicographicallyPrecedes(idb) }
-                    return ia < ib
+                    return a.index < b.index
                 }
             }
             runStart = runEnd
@@ -113,14 +84,76 @@ extension FleetIndex {
         xs.reserveCapacity(n)
         ys.reserveCapacity(n)
         hashes.reserveCapacity(n)
-        for o in order {
-            let k = Int(o)
-            members.append(input[Int(index[k])])
-            xs.append(px[k])
-            ys.append(py[k])
-            hashes.append(hash[k])
+        for entry in entries {
+            let i = Int(entry.index)
+            members.append(input[i])
+            let f = facts[i]
+            xs.append(f.x)
+            ys.append(f.y)
+            hashes.append(f.hash)
         }
         return (members, xs, ys, hashes)
+    }
+
+    /// A rider's mercator position and member hash, computed once per build.
+    private struct RiderFacts {
+        var x: Double
+        var y: Double
+        var hash: UInt64
+    }
+
+    /// A rider's first sort key and its position in the input.
+    struct SortEntry {
+        var key: UInt64
+        var index: Int32
+    }
+
+    /// Sorts by `key`, stably: LSD radix, 11 bits a pass; the counts of every pass come
+    /// from one read, and a pass whose digit is the same for all entries is skipped.
+    static func radixSort(_ entries: inout ContiguousArray<SortEntry>) {
+        let n = entries.count
+        guard n > 1 else { return }
+        let bits = 11, passes = 6, buckets = 1 << 11
+        var counts = ContiguousArray<Int>(repeating: 0, count: passes * buckets)
+        var spare = entries
+        entries.withUnsafeMutableBufferPointer { source in
+            spare.withUnsafeMutableBufferPointer { target in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    for entry in source {
+                        var key = entry.key
+                        for pass in 0..<passes {
+                            counts[pass * buckets + Int(truncatingIfNeeded: key) & (buckets - 1)] += 1
+                            key >>= UInt64(bits)
+                        }
+                    }
+                    var from = source, to = target
+                    var inSource = true
+                    for pass in 0..<passes {
+                        let base = pass * buckets
+                        let shift = UInt64(pass * bits)
+                        let first = Int(truncatingIfNeeded: from[0].key >> shift) & (buckets - 1)
+                        if counts[base + first] == n { continue }  // every entry has this digit
+                        var sum = 0
+                        for d in 0..<buckets {
+                            let c = counts[base + d]
+                            counts[base + d] = sum
+                            sum += c
+                        }
+                        for entry in from {
+                            let d = Int(truncatingIfNeeded: entry.key >> shift) & (buckets - 1)
+                            to[counts[base + d]] = entry
+                            counts[base + d] += 1
+                        }
+                        swap(&from, &to)
+                        inSource.toggle()
+                    }
+                    if !inSource {
+                        // The sorted entries are in the spare buffer: copy them back.
+                        for k in 0..<n { source[k] = from[k] }
+                    }
+                }
+            }
+        }
     }
 
     /// Interleaves the low 20 bits of `x` (even bits) and `y` (odd bits).
@@ -137,73 +170,6 @@ extension FleetIndex {
         return spread(x) | spread(y) << 1
     }
 
-    /// A level with at least this many items finds neighbours on several threads.
-    static var parallelLevelSize: Int { 16_384 }
-
-    /// The neighbour lists of a level's items, found ahead of the greedy walk: the
-    /// items are cut into `chunks` runs, each filled by one thread into its own
-    /// growable buffer. Raw storage, freed by `deallocate`.
-    private final class NeighbourLists: @unchecked Sendable {
-        // @unchecked: `fill(chunk:)` for different chunks touches disjoint storage
-        // (its own buffer and its own items' ranges), and the lists are read only
-        // after every fill has returned (`concurrentPerform` waits for them).
-        let items: Int
-        let chunks: Int
-        let chunkSize: Int
-        /// Per item: its chunk buffer's start and end of its list.
-        let start: UnsafeMutablePointer<Int32>
-        let end: UnsafeMutablePointer<Int32>
-        /// Per chunk: its buffer, capacity and count.
-        let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Int32>?>
-
-        init(items: Int, chunks: Int) {
-            self.items = items
-            self.chunks = chunks
-            chunkSize = chunks > 0 ? (items + chunks - 1) / chunks : 0
-            start = .allocate(capacity: chunks > 0 ? items : 0)
-            end = .allocate(capacity: chunks > 0 ? items : 0)
-            buffers = .allocate(capacity: chunks)
-            buffers.initialize(repeating: nil, count: chunks)
-        }
-
-        /// Fills chunk `c`: `query(p, append)` must pass each neighbour of item `p` to `append`.
-        func fill(chunk c: Int, _ query: (Int, (Int32) -> Void) -> Void) {
-            var capacity = max(64, chunkSize * 3)
-            var buffer = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-            var count = 0
-            for p in c * chunkSize..<min(items, (c + 1) * chunkSize) {
-                start[p] = Int32(count)
-                query(p) { b in
-                    if count == capacity {
-                        let bigger = UnsafeMutablePointer<Int32>.allocate(capacity: capacity * 2)
-                        bigger.moveInitialize(from: buffer, count: count)
-                        buffer.deallocate()
-                        buffer = bigger
-                        capacity *= 2
-                    }
-                    buffer[count] = b
-                    count += 1
-                }
-                end[p] = Int32(count)
-            }
-            buffers[c] = buffer
-        }
-
-        /// Calls `body` with each neighbour found for item `p`.
-        @inline(__always)
-        func forEach(item p: Int, _ body: (Int32) -> Void) {
-            guard let buffer = buffers[p / chunkSize] else { return }
-            for i in Int(start[p])..<Int(end[p]) { body(buffer[i]) }
-        }
-
-        func deallocate() {
-            for c in 0..<chunks { buffers[c]?.deallocate() }
-            buffers.deallocate()
-            start.deallocate()
-            end.deallocate()
-        }
-    }
-
     /// The mutable state of one build: the node rows (riders first, then clusters in
     /// the order they are formed), and the scratch the greedy passes need (parent
     /// links, visit marks, extents). Raw storage sized for the most nodes a build can
@@ -211,8 +177,6 @@ extension FleetIndex {
     private struct Builder {
         let options: FleetClusterOptions
         let riders: Int
-        /// Whether large levels may use a second thread.
-        let parallel: Bool
         var nodes = 0
         let x: UnsafeMutablePointer<Double>
         let y: UnsafeMutablePointer<Double>
@@ -229,14 +193,17 @@ extension FleetIndex {
         let mark: UnsafeMutablePointer<Int8>
         /// How far (Chebyshev, mercator) each node's members reach from its centre.
         let extent: UnsafeMutablePointer<Double>
-        /// One KD-tree per level, `minZoom` first.
-        var trees: [FleetKDTree] = []
+        /// Each node's place in the walk of the current pass: neighbours are merged in
+        /// walk order, so a cluster's centre (a floating-point sum) does not depend on the
+        /// order the grid lists them in.
+        let walkPosition: UnsafeMutablePointer<Int32>
+        /// One grid per level, `minZoom` first.
+        var grids: [FleetGrid] = []
         /// One margin per level, `minZoom` first.
         var margins: [Double] = []
 
-        init(options: FleetClusterOptions, riders n: Int, parallel: Bool) {
+        init(options: FleetClusterOptions, riders n: Int) {
             self.options = options
-            self.parallel = parallel
             self.riders = n
             let c = max(1, 2 * n)
             x = .allocate(capacity: c)
@@ -251,6 +218,7 @@ extension FleetIndex {
             parent = .allocate(capacity: c)
             mark = .allocate(capacity: c)
             extent = .allocate(capacity: c)
+            walkPosition = .allocate(capacity: c)
         }
 
         func deallocate() {
@@ -266,6 +234,7 @@ extension FleetIndex {
             parent.deallocate()
             mark.deallocate()
             extent.deallocate()
+            walkPosition.deallocate()
         }
 
         mutating func addRider(_ p: GeoPoint, x px: Double, y py: Double, key k: UInt64, node i: Int) {
@@ -284,112 +253,92 @@ extension FleetIndex {
             nodes = max(nodes, i + 1)
         }
 
-        /// A KD-tree over the centres of `items`.
-        func makeTree(_ items: ContiguousArray<Int32>) -> FleetKDTree {
-            FleetKDTree(ids: items, xs: UnsafePointer(x), ys: UnsafePointer(y), parallel: parallel)
+        /// The grid of a level's items: cells of side `2^-(z + 2)` for the items of zoom
+        /// `z`, at least the radius of the pass at `z − 1` that searches it.
+        func makeGrid(_ items: ContiguousArray<Int32>, zoom z: Int) -> FleetGrid {
+            items.withUnsafeBufferPointer { FleetGrid(items: $0, xs: UnsafePointer(x), ys: UnsafePointer(y), shift: z + 2) }
         }
 
         /// Runs the greedy pass for every zoom from `maxZoom` down to `minZoom`,
-        /// leaving one KD-tree and one margin per level.
+        /// leaving one grid and one margin per level.
         mutating func clusterAllLevels() {
             let levels = options.maxZoom + 2 - options.minZoom
             margins = Array(repeating: 0, count: levels)
             var items = ContiguousArray<Int32>(0..<Int32(riders))
-            var tree = makeTree(items)
-            var levelTrees = [FleetKDTree?](repeating: nil, count: levels)
-            levelTrees[levels - 1] = tree
+            var grid = makeGrid(items, zoom: options.maxZoom + 1)
+            var levelGrids = [FleetGrid?](repeating: nil, count: levels)
+            levelGrids[levels - 1] = grid
             let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, riders))
-            let stack = UnsafeMutablePointer<Int>.allocate(capacity: FleetKDTree.stackCapacity)
-            defer {
-                scratch.deallocate()
-                stack.deallocate()
-            }
+            defer { scratch.deallocate() }
             for z in stride(from: options.maxZoom, through: options.minZoom, by: -1) {
                 let r = options.radius / (options.extent * pow(2, Double(z)))
                 var next = ContiguousArray<Int32>()
                 next.reserveCapacity(items.count)
-                let (formed, margin) = clusterLevel(
-                    zoom: z, radius: r, items: items, tree: tree,
-                    into: &next, neighbours: scratch, stack: stack)
-                if formed { tree = makeTree(next) }
-                levelTrees[z - options.minZoom] = tree
+                let (formed, margin) = clusterLevel(zoom: z, radius: r, items: items, grid: grid, into: &next, neighbours: scratch)
+                // Unchanged items keep their grid: its cells are smaller than the next
+                // radius, which a search then spans more of.
+                if formed { grid = makeGrid(next, zoom: z) }
+                levelGrids[z - options.minZoom] = grid
                 margins[z - options.minZoom] = margin
                 items = next
             }
-            trees = levelTrees.map { $0 ?? tree }
+            grids = levelGrids.map { $0 ?? grid }
         }
 
         /// One greedy pass at zoom `z` over the items of level `z + 1`, in order; appends
         /// the items of level `z` to `next`. Returns whether any cluster was formed and
         /// the level's margin. `neighbours` holds at least `riders` entries.
         mutating func clusterLevel(
-            zoom z: Int, radius r: Double, items: ContiguousArray<Int32>, tree: FleetKDTree,
-            into next: inout ContiguousArray<Int32>,
-            neighbours: UnsafeMutablePointer<Int32>, stack: UnsafeMutablePointer<Int>
+            zoom z: Int, radius r: Double, items: ContiguousArray<Int32>, grid: FleetGrid,
+            into next: inout ContiguousArray<Int32>, neighbours: UnsafeMutablePointer<Int32>
         ) -> (formed: Bool, margin: Double) {
             let z8 = Int8(z)
             let minPoints = options.minPoints
             var formed = false
             var margin = 0.0
-            let (x, y, count, mark, extent) = (self.x, self.y, self.count, self.mark, self.extent)
-            // Large levels: find every item's neighbours first, on several threads (the
-            // queries do not depend on the walk), then walk; small ones query as they go.
-            let chunks = parallel && items.count >= FleetIndex.parallelLevelSize ? 4 : 0
-            let lists = NeighbourLists(items: items.count, chunks: chunks)
-            defer { lists.deallocate() }
-            if chunks > 0 {
-                items.withUnsafeBufferPointer { ip in
-                    // The threads only read the items and positions; each fills its own chunk.
-                    let shared = FleetUncheckedSendable((ip, UnsafePointer(self.x), UnsafePointer(self.y)))
-                    DispatchQueue.concurrentPerform(iterations: chunks) { c in
-                        let (ip, x, y) = shared.value
-                        lists.fill(chunk: c) { p, append in
-                            let a = Int(ip[p])
-                            withUnsafeTemporaryAllocation(of: Int.self, capacity: FleetKDTree.stackCapacity) { st in
-                                // swiftlint:disable:next force_unwrapping
-                                tree.within(x[a], y[a], r, stack: st.baseAddress!, append)
-                            }
-                        }
+            let r2 = r * r
+            let (x, y, count, mark, extent, walkPosition) = (self.x, self.y, self.count, self.mark, self.extent, self.walkPosition)
+            for (p, a) in items.enumerated() { walkPosition[Int(a)] = Int32(p) }
+            let memo = FleetGrid.CellMemo()
+            for a32 in items {
+                let a = Int(a32)
+                if mark[a] <= z8 { continue }
+                mark[a] = z8
+                let ax = x[a], ay = y[a]
+                let ac = Int(count[a])
+                var numPoints = ac
+                var found = 0
+                grid.forEachNear(ax, ay, r, memo: memo) { b32 in
+                    let b = Int(b32)
+                    guard mark[b] > z8 else { return }
+                    let dx = x[b] - ax, dy = y[b] - ay
+                    guard dx * dx + dy * dy <= r2 else { return }
+                    // Insertion into walk order: lists are short (a few, rarely hundreds).
+                    let position = walkPosition[b]
+                    var j = found
+                    while j > 0 && walkPosition[Int(neighbours[j - 1])] > position {
+                        neighbours[j] = neighbours[j - 1]
+                        j -= 1
                     }
+                    neighbours[j] = b32
+                    found += 1
+                    numPoints += Int(count[b])
                 }
-            }
-            do {
-                for (p, a32) in items.enumerated() {
-                    let a = Int(a32)
-                    if mark[a] <= z8 { continue }
-                    mark[a] = z8
-                    let ax = x[a], ay = y[a]
-                    let ac = Int(count[a])
-                    var numPoints = ac
-                    var found = 0
-                    let visit = { (b: Int32) in
-                        if mark[Int(b)] > z8 {
-                            neighbours[found] = b
-                            found += 1
-                            numPoints += Int(count[Int(b)])
-                        }
-                    }
-                    if chunks > 0 {
-                        lists.forEach(item: p, visit)
-                    } else {
-                        tree.within(ax, ay, r, stack: stack, visit)
-                    }
-                    if numPoints > ac && numPoints >= minPoints {
-                        let c = formCluster(seed: a, neighbours: neighbours, found: found, numPoints: numPoints, zoom: z8)
-                        next.append(Int32(c))
-                        formed = true
-                        margin = max(margin, extent[c])
-                    } else {
-                        next.append(a32)
-                        margin = max(margin, extent[a])
-                        if numPoints > 1 {
-                            // Fewer than minPoints: the neighbours stay as they are at this zoom.
-                            for j in 0..<found {
-                                let b = neighbours[j]
-                                mark[Int(b)] = z8
-                                next.append(b)
-                                margin = max(margin, extent[Int(b)])
-                            }
+                if numPoints > ac && numPoints >= minPoints {
+                    let c = formCluster(seed: a, neighbours: neighbours, found: found, numPoints: numPoints, zoom: z8)
+                    next.append(Int32(c))
+                    formed = true
+                    margin = max(margin, extent[c])
+                } else {
+                    next.append(a32)
+                    margin = max(margin, extent[a])
+                    if numPoints > 1 {
+                        // Fewer than minPoints: the neighbours stay as they are at this zoom.
+                        for j in 0..<found {
+                            let b = neighbours[j]
+                            mark[Int(b)] = z8
+                            next.append(b)
+                            margin = max(margin, extent[Int(b)])
                         }
                     }
                 }

@@ -29,11 +29,11 @@ extension FleetIndex {
         guard let key = FleetClusterID.parse(item.id), let expansion = item.expansionZoom,
             expansion - 1 >= options.minZoom, expansion - 1 <= options.maxZoom
         else { return nil }
-        let tree = trees[expansion - 1 - options.minZoom]
+        let grid = grids[expansion - 1 - options.minZoom]
         let cx = FleetMercator.x(lon: item.lon), cy = FleetMercator.y(lat: item.lat)
         let eps = 1e-9
         var found = -1
-        tree.forEachInRange(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps) { node in
+        grid.forEachInCells(minX: cx - eps, minY: cy - eps, maxX: cx + eps, maxY: cy + eps) { node in
             let c = Int(node) - total
             if c >= 0 && clusterKey[c] == key && Int(clusterCount[c]) == item.count { found = Int(node) }
         }
@@ -73,7 +73,7 @@ extension FleetIndex {
     ) {
         guard total > 0, west.isFinite, south.isFinite, east.isFinite, north.isFinite, south <= north
         else { return }
-        let tree = trees[level(forZoom: zoom)]
+        let grid = grids[level(forZoom: zoom)]
         let margin = margins[level(forZoom: zoom)] + 1e-9
         let s = south <= -Self.mercatorEdgeLatitude ? -90 : south
         let n = north >= Self.mercatorEdgeLatitude ? 90 : north
@@ -90,7 +90,7 @@ extension FleetIndex {
             return clusterWest[c] <= e && clusterEast[c] >= w && clusterSouth[c] <= n && clusterNorth[c] >= s
         }
         if west <= east {
-            tree.forEachInRange(
+            grid.forEachInCells(
                 minX: FleetMercator.x(lon: west) - margin, minY: minY,
                 maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
             ) { node in
@@ -98,13 +98,13 @@ extension FleetIndex {
             }
         } else {
             // [west, 180] then [-180, east]; the second skips what the first sent.
-            tree.forEachInRange(
+            grid.forEachInCells(
                 minX: FleetMercator.x(lon: west) - margin, minY: minY,
                 maxX: 1 + margin, maxY: maxY
             ) { node in
                 if hits(Int(node), west, 180) { body(node) }
             }
-            tree.forEachInRange(
+            grid.forEachInCells(
                 minX: -margin, minY: minY,
                 maxX: FleetMercator.x(lon: east) + margin, maxY: maxY
             ) { node in

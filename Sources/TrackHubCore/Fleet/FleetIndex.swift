@@ -4,7 +4,7 @@
 /// `build(members:)` projects every rider into the unit mercator square, then for each
 /// zoom from `maxZoom` down to `minZoom` walks the items of the level above in order and
 /// merges each unvisited item with the unvisited items within `radius / (extent · 2^z)`
-/// of it (found with a KD-tree of that level) into a cluster at their weighted centre.
+/// of it (found with a grid of that level) into a cluster at their weighted centre.
 /// Riders are walked in a canonical order (by ~38 m mercator cell along a Z-order
 /// curve, then by the hash of their trip id), so the clustering, and with it every
 /// id, does not depend on the order of the input, and the walk stays in cache.
@@ -15,8 +15,8 @@
 /// 64-bit FNV-1a hashes, so it depends on the member set only.
 ///
 /// Storage is struct-of-arrays: nodes are numbered riders first (`members`), then the
-/// clusters in the order they were formed (one row each); one KD-tree of node numbers
-/// per zoom level.
+/// clusters in the order they were formed (one row each); one grid of node numbers
+/// per zoom level (`FleetGrid`).
 /// The index is immutable and `Sendable`: build it once per fleet tick and read it
 /// from any number of threads.
 public final class FleetIndex: Sendable {
@@ -51,8 +51,8 @@ public final class FleetIndex: Sendable {
     let leafOrder: ContiguousArray<Int32>
 
     // One entry per level, from `minZoom` to `maxZoom + 1`.
-    /// The KD-tree over the centres of the items of each level.
-    let trees: [FleetKDTree]
+    /// The items of each level, grouped by the cell of their centre.
+    let grids: [FleetGrid]
     /// How far (Chebyshev, mercator units) any member of a level's item can be from
     /// the item's centre, so that a box query grown by it finds every item whose
     /// bounds reach into the box.
@@ -61,6 +61,14 @@ public final class FleetIndex: Sendable {
     /// The number of riders in the index (members with a valid position).
     public var total: Int { members.count }
 
+    /// The bytes of the index's arrays: the members (their inline part; long ids and
+    /// statuses share the caller's string storage), the cluster rows and the grids.
+    public var approximateBytes: (members: Int, clusters: Int, grids: Int) {
+        let rows = clusterX.capacity * 8 * 6 + clusterCount.capacity * 4 + clusterKey.capacity * 8
+            + clusterZoom.capacity + clusterLeafStart.capacity * 4 + leafOrder.capacity * 4
+        return (members.capacity * MemoryLayout<FleetMember>.stride, rows, grids.reduce(0) { $0 + $1.approximateBytes })
+    }
+
     init(
         options: FleetClusterOptions, members: ContiguousArray<FleetMember>,
         clusterX: ContiguousArray<Double>, clusterY: ContiguousArray<Double>,
@@ -68,7 +76,7 @@ public final class FleetIndex: Sendable {
         clusterEast: ContiguousArray<Double>, clusterNorth: ContiguousArray<Double>,
         clusterCount: ContiguousArray<Int32>, clusterKey: ContiguousArray<UInt64>,
         clusterZoom: ContiguousArray<Int8>, clusterLeafStart: ContiguousArray<Int32>,
-        leafOrder: ContiguousArray<Int32>, trees: [FleetKDTree], margins: [Double]
+        leafOrder: ContiguousArray<Int32>, grids: [FleetGrid], margins: [Double]
     ) {
         self.options = options
         self.members = members
@@ -83,11 +91,11 @@ public final class FleetIndex: Sendable {
         self.clusterZoom = clusterZoom
         self.clusterLeafStart = clusterLeafStart
         self.leafOrder = leafOrder
-        self.trees = trees
+        self.grids = grids
         self.margins = margins
     }
 
-    /// The level (index into `trees`) that answers queries at `zoom`.
+    /// The level (index into `grids`) that answers queries at `zoom`.
     func level(forZoom zoom: Int) -> Int {
         min(max(zoom, options.minZoom), options.maxZoom + 1) - options.minZoom
     }

@@ -105,6 +105,7 @@ extension Hub {
         guard !fleet.buildInFlight, now - fleet.lastTick >= intervalMs else { return }
         fleet.lastTick = now
         fleet.buildInFlight = true
+        let tickStarted = systemMonotonicMicros()
         var members: [FleetMember] = []
         members.reserveCapacity(trips.count)
         for (id, entry) in trips.entries where entry.trip.status != .ended {
@@ -116,9 +117,7 @@ extension Hub {
         let maxItems = config.maxItems
         Hub.fleetQueue.async { [self] in
             let started = systemMonotonicMicros()
-            // A second thread only pays off for large fleets; below that it would just compete
-            // with the store writer for the other core.
-            let index = FleetIndex.build(members: fleetMembers, parallel: fleetMembers.count >= 50_000)
+            let index = FleetIndex.build(members: fleetMembers)
             var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
             for (key, viewport) in viewports {
                 let answer = FleetAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)
@@ -126,11 +125,13 @@ extension Hub {
             }
             let seconds = Double(systemMonotonicMicros() - started) / 1_000_000
             let result = FleetBuildResult(index: index, answers: answers, seconds: seconds)
-            runOnServiceThread { [self] in fleetBuilt(result, at: now) }
+            runOnServiceThread { [self] in fleetBuilt(result, at: now, startedMicros: tickStarted) }
         }
     }
 
-    private func fleetBuilt(_ result: FleetBuildResult, at now: Int64) {
+    /// `startedMicros`: when the tick began collecting markers (monotonic), for the tick's
+    /// whole time: collecting, the build and the answers, and queueing what changed.
+    private func fleetBuilt(_ result: FleetBuildResult, at now: Int64, startedMicros: Int64) {
         fleet.buildInFlight = false
         fleet.index = result.index
         fleet.indexTime = now
@@ -145,6 +146,7 @@ extension Hub {
             metrics.fleetMessagesEncoded += 1
             for id in group.members { enqueue(answer.message, to: id) }
         }
+        metrics.fleetTick.observe(ms: (systemMonotonicMicros() - startedMicros + 999) / 1000)
     }
 
     func fleetClustersHTTP(_ connection: ConnectionID, _ query: ClustersQuery, now: Int64) throws(ProtocolError) {

@@ -46,6 +46,9 @@ struct HubMetrics {
     var fleetViewportsComputed = 0
     var fleetMessagesEncoded = 0
     var fleetRebuildSecondsLast = 0.0
+    /// One fleet tick from its start (collecting the markers) to its changed answers queued:
+    /// above `1 / --fleet-hz` the fleet view falls behind.
+    var fleetTick = LatencyHistogramMetric()
     /// A fix received → its ack queued (a hub on its own); observed once per fix, so a batch
     /// of N fixes counts N.
     var fixAck = LatencyHistogramMetric()
@@ -121,6 +124,7 @@ struct HubMetrics {
         metric("trackhub_fleet_viewports_computed_total", "counter", "Viewport answers computed (once per distinct viewport per fleet tick).", Double(fleetViewportsComputed))
         metric("trackhub_fleet_messages_encoded_total", "counter", "clusters messages encoded.", Double(fleetMessagesEncoded))
         metric("trackhub_fleet_rebuild_seconds_last", "gauge", "The last fleet index rebuild.", fleetRebuildSecondsLast)
+        out += fleetTick.render("trackhub_fleet_tick_seconds", help: "One fleet tick: collecting the markers, building the index, answering the viewports, queueing what changed.")
         metric("trackhub_draining", "gauge", "1 after SIGTERM while the hub drains.", draining ? 1 : 0)
         return out
     }

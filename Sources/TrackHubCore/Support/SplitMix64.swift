@@ -1,7 +1,9 @@
 import Foundation
 
-/// A small, fast, seedable random number generator (Steele, Lea and Flood's SplitMix64).
+/// A small, fast, seedable random number generator (Steele, Lea and Flood's SplitMix64):
+/// the same seed gives the same stream everywhere.
 ///
+/// In the core so that the simulator, the load generator and the benchmarks share one copy.
 /// The simulator gives every rider its own generator derived from the run's seed, so a rider's
 /// routes, speeds and noise do not depend on how the other riders' network replies interleave:
 /// the same `--seed` gives the same riders.
