@@ -105,4 +105,23 @@ static inline const lws_retry_bo_t *trackhub_no_validity_policy(void) {
     static const lws_retry_bo_t policy = { 0 };
     return &policy;
 }
+
+/* The readiness set (LWSServerHost+InputWaiting): a private epoll set holding every
+   WebSocket's socket, level-triggered for input, asked with a zero timeout whether any
+   peer's bytes wait unread. It only reads readiness; lws's own loop still does the reading. */
+#include <sys/epoll.h>
+#include <unistd.h>
+static inline int trackhub_readiness_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+static inline int trackhub_readiness_add(int set, int fd) {
+    struct epoll_event event = { .events = EPOLLIN | EPOLLRDHUP };
+    event.data.fd = fd;
+    return epoll_ctl(set, EPOLL_CTL_ADD, fd, &event);
+}
+static inline void trackhub_readiness_remove(int set, int fd) { (void)epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL); }
+static inline int trackhub_readiness_any(int set) {
+    struct epoll_event event;
+    return epoll_wait(set, &event, 1, 0) > 0;
+}
+static inline void trackhub_readiness_close(int set) { if (set >= 0) close(set); }
+static inline int trackhub_lws_socket_fd(struct lws *wsi) { return (int)lws_get_socket_fd(wsi); }
 #endif

@@ -45,6 +45,7 @@ extension LWSServerHost {
                 "could not listen on \(ListenAddress(host: options.host, port: options.port).authority) (the port is in use, the address is not one of this machine's, or the event-loop plugin or TLS files are missing)")
         }
         self.context = context
+        openReadinessSet()
         if let vhost = lws_get_vhost_by_name(context, "default") {
             boundPort = Int(lws_get_vhost_listen_port(vhost))
         }

@@ -32,6 +32,7 @@ extension LWSServerHost {
     /// `LWS_CALLBACK_ESTABLISHED`: the connection gets its id and the delegate hears of it.
     func establish(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer) {
         let id = assignID(user: user, wsi: wsi)
+        watchInput(id, wsi)
         let request = upgrades.removeValue(forKey: wsi)
             ?? UpgradeRequest(path: "/v1/ws", query: [], origin: nil, host: nil, peerAddress: peerAddress(wsi))
         delegate?.connectionOpened(id, request: request)

@@ -49,6 +49,9 @@ public final class LWSServerHost: ServerHost, @unchecked Sendable {
     /// Open TCP connections by peer address, for `maxConnectionsPerAddress`.
     var connectionsPerAddress: PerAddressConnections<OpaquePointer>
     var destroyed = false
+    /// The epoll set behind `hasInputWaiting` (-1 until `start`), and each WebSocket's socket in it.
+    var readinessSet: Int32 = -1
+    var readinessFDs: [ConnectionID: Int32] = [:]
 
     /// Cross-thread flags.
     let lifecycle = Mutex<Lifecycle>(Lifecycle())
@@ -86,6 +89,7 @@ public final class LWSServerHost: ServerHost, @unchecked Sendable {
         free(keyPath)
         protocols.deallocate()
         timer.deallocate()
+        trackhub_readiness_close(readinessSet)
     }
 
     /// Open TCP connections from one peer address (HTTP and WebSocket).
@@ -114,6 +118,7 @@ public final class LWSServerHost: ServerHost, @unchecked Sendable {
 
     /// Drops everything the host keeps for a connection that closed.
     func forget(_ id: ConnectionID) {
+        unwatchInput(id)
         sockets[id] = nil
         fragments[id] = nil
         pendingCloses[id] = nil

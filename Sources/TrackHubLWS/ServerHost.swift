@@ -33,6 +33,9 @@ public protocol ServerHost: AnyObject, Sendable {
     func requestWritable(_ id: ConnectionID)
     /// Writes at once when nothing of this connection is still buffered (see `DirectWrite`).
     func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite
+    /// True when a WebSocket peer's bytes wait unread (service thread): the hub then stops a
+    /// sub-tick's writes and returns to the loop, so a fix is read before the rest are written.
+    var hasInputWaiting: Bool { get }
     /// Sends a ping now; false when the connection still holds unsent bytes.
     func ping(_ id: ConnectionID) -> Bool
     /// Drops a connection without a close handshake.

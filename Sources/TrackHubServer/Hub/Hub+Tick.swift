@@ -31,10 +31,53 @@ extension Hub {
         }
     }
 
-    /// One sub-tick of a hub on its own: the trips of the phase due now.
+    /// One sub-tick of a hub on its own: the trips of the phase due now. The rest of the
+    /// previous sub-tick, if it stepped aside for input, is finished first, in one go: the
+    /// phases keep their order and at most one sub-tick's trips ever wait (`SubTickRest`).
     func tickDueTrips(now: Int64) {
+        if subTickRest != nil { continueSubTick(now: now, yielding: false) }
+        let phase = trips.animating.current
+        let due = trips.animating.takeDue()
+        guard !due.isEmpty else { return }
+        subTickRest = SubTickRest(phase: phase, trips: Array(due))
+        continueSubTick(now: now, yielding: true, checkFirst: true)
+    }
+
+    /// The loop came back after reading what waited: the rest of the sub-tick, at the time now.
+    func resumeSubTick() {
+        guard subTickRest != nil else { return }
+        continueSubTick(now: clock.wallMillis(), yielding: true)
+    }
+
+    /// Ticks the sub-tick's trips still to do. Fixes ahead of frames: with `yielding`, every
+    /// `SubTickRest.deliveriesPerSlice` deliveries (and before the first one, with
+    /// `checkFirst`) it asks whether input waits (a peer's bytes unread, or store commits in
+    /// the inbox: fixes to apply and ack); if so it stops, wakes the loop and returns, so lws
+    /// reads the courier's fix (judged and handed to the store at once) and the commits are
+    /// applied and acked before the remaining writes. The loop's wake-up resumes it
+    /// (`serviceWoke`). A resumed slice always ticks at least one trip before asking again.
+    /// Each trip's frame still goes to all its subscribers at once, and every connection's
+    /// queue is untouched, so order and latest-wins are as they were.
+    func continueSubTick(now: Int64, yielding: Bool, checkFirst: Bool = false) {
+        guard var rest = subTickRest else { return }
+        subTickRest = nil
         var stopped: [String] = []
-        for id in trips.animating.takeDue() {
+        var sinceCheck = checkFirst ? SubTickRest.deliveriesPerSlice : 0
+        while rest.next < rest.trips.count {
+            if yielding, sinceCheck >= SubTickRest.deliveriesPerSlice {
+                sinceCheck = 0
+                if inboxHasWork || host.hasInputWaiting {
+                    subTickRest = rest
+                    metrics.tickYields += 1
+                    host.wake()
+                    break
+                }
+            }
+            let id = rest.trips[rest.next]
+            rest.next += 1
+            // Removed, or moved to another phase, while the loop read input: not this sub-tick's.
+            guard trips.animating.phase(of: id) == rest.phase else { continue }
+            let deliveredBefore = metrics.framesOut
             guard let (frame, events, seq, slot, wantsTick) = trips.mutate(id, { entry in
                 let (frame, events) = entry.trip.tick(now: now)
                 if frame != nil { entry.frameSeq += 1 }
@@ -44,6 +87,7 @@ extension Hub {
                 continue
             }
             sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: now)
+            sinceCheck += 1 + metrics.framesOut - deliveredBefore
             if frame == nil {
                 if wantsTick {
                     // An animation that started this very millisecond (a fix committed just

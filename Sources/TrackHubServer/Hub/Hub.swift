@@ -32,6 +32,9 @@ public final class Hub: @unchecked Sendable {
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
     var storeBatchesInFlight = 0
+    /// The trips of the current sub-tick still to be ticked after the hub returned to the
+    /// loop to read input first (Hub+Tick); nil when none wait. At most one sub-tick's.
+    var subTickRest: SubTickRest?
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
     var fleet = FleetState()
@@ -147,6 +150,9 @@ public final class Hub: @unchecked Sendable {
         host.wake()
     }
 
+    /// Work is waiting in the inbox (store commits to apply and ack, service thread).
+    var inboxHasWork: Bool { inbox.withLock { !$0.isEmpty } }
+
     private func drainInbox() {
         let work = inbox.withLock { pending -> [@Sendable () -> Void] in
             let taken = pending
@@ -223,6 +229,7 @@ public final class Hub: @unchecked Sendable {
 extension Hub {
     func serviceWoke() {
         drainInbox()
+        resumeSubTick()  // the rest of a sub-tick that stepped aside for input (Hub+Tick)
     }
 
     func timerFired() {

@@ -20,6 +20,8 @@ struct HubMetrics {
     var messagesOut = 0
     var bytesOut = 0
     var framesDropped = 0
+    /// Times a sub-tick's writes stopped part-way so the loop could read input first (Hub+Tick).
+    var tickYields = 0
     /// Snapshots and viewport answers that took over from a waiting one of the same key.
     var repliesReplaced = 0
     var framesEncoded = 0
@@ -96,6 +98,7 @@ struct HubMetrics {
         metric("trackhub_events_out_total", "counter", "Events written to subscribers.", Double(eventsOut))
         metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(messagesOut))
         metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(bytesOut))
+        metric("trackhub_tick_yields_total", "counter", "Sub-ticks whose writes stopped part-way so waiting input (fixes, store commits) was handled first.", Double(tickYields))
         metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(framesDropped))
         metric("trackhub_unsent_bytes", "gauge", "Bytes queued for connections and not yet handed to the kernel (slow readers).", Double(unsentBytes))
         metric("trackhub_replies_replaced_total", "counter", "Snapshots and viewport answers that replaced an unsent one of the same trip or viewport.", Double(repliesReplaced))

@@ -26,6 +26,9 @@ struct TickSchedule {
 
     func contains(_ id: String) -> Bool { phaseOf[id] != nil }
 
+    /// The phase a trip is in (nil: idle).
+    func phase(of id: String) -> Int? { phaseOf[id] }
+
     /// Puts a trip in the phase served next (a new animation's first frame comes soon).
     mutating func scheduleSoon(_ id: String) {
         let phase = current

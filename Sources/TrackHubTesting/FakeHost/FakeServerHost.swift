@@ -31,9 +31,15 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         var stopRequested = false
         var connections: [ConnectionID: FakeConnection] = [:]
         var timerIntervalMicros: Int64 = 0
+        /// Peer messages sent and not yet handed to the hub (what `hasInputWaiting` reports).
+        var sendsWaiting = 0
+        /// Every write to any connection, in the order the host made them.
+        var writeLog: [(id: ConnectionID, text: String)] = []
     }
     private let shared = Mutex(Shared())
     private let bell = DispatchSemaphore(value: 0)
+    /// Called on the service thread after each write (`onWrite`).
+    private var writeHook: (@Sendable (FakeServerHost, ConnectionID, String) -> Void)?
 
     public init() {}
 
@@ -124,13 +130,21 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
     }
 
     public func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
-        shared.withLock { state in
+        let text = String(decoding: message.payload, as: UTF8.self)
+        let outcome: DirectWrite = shared.withLock { state in
             guard let connection = state.connections[id], !connection.isClosed, connection.closedWith == nil else { return .failed }
             guard connection.isReading else { return .mustQueue }
-            state.connections[id]?.received.append(String(decoding: message.payload, as: UTF8.self))
+            state.connections[id]?.received.append(text)
+            state.writeLog.append((id, text))
             return .written
         }
+        if case .written = outcome { writeHook?(self, id, text) }
+        return outcome
     }
+
+    /// A peer's message has been sent and the hub has not been handed it yet (the loop has
+    /// input to read), as a socket with unread bytes would be.
+    public var hasInputWaiting: Bool { shared.withLock { $0.sendsWaiting > 0 } }
 
     public func ping(_ id: ConnectionID) -> Bool {
         let answered: Bool? = shared.withLock { state in
@@ -174,8 +188,21 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
 
     /// The peer sends one text message.
     public func send(_ id: ConnectionID, _ text: String) {
-        enqueue { host in host.delegate?.connectionReceived(id, message: Array(text.utf8)) }
+        shared.withLock { $0.sendsWaiting += 1 }
+        enqueue { host in
+            host.shared.withLock { $0.sendsWaiting -= 1 }
+            host.delegate?.connectionReceived(id, message: Array(text.utf8))
+        }
     }
+
+    /// Calls `hook` on the service thread after every write the hub makes, with what was
+    /// written (a test can play a peer sending in the middle of a sub-tick's writes).
+    public func onWrite(_ hook: @escaping @Sendable (FakeServerHost, ConnectionID, String) -> Void) {
+        onServiceThreadAndWait { host in host.writeHook = hook }
+    }
+
+    /// Every write to any connection so far, in the order the host made them.
+    public var writeLog: [(id: ConnectionID, text: String)] { shared.withLock { $0.writeLog } }
 
     /// The peer stops (false) or starts again (true) reading its socket.
     public func setReading(_ id: ConnectionID, _ reading: Bool) {
@@ -263,7 +290,12 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
             if ready.isEmpty { return }
             for id in ready {
                 while let next = delegate?.nextMessage(for: id) {
-                    shared.withLock { $0.connections[id]?.received.append(String(decoding: next.message.payload, as: UTF8.self)) }
+                    let text = String(decoding: next.message.payload, as: UTF8.self)
+                    shared.withLock { state in
+                        state.connections[id]?.received.append(text)
+                        state.writeLog.append((id, text))
+                    }
+                    writeHook?(self, id, text)
                     if !next.hasMore { break }
                 }
             }
