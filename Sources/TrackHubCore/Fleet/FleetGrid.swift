@@ -136,6 +136,12 @@ struct FleetGrid: Sendable {
         let scale = Self.scale(shift), last = Self.lastCell(shift)
         let x0 = Self.cell(x - r, scale, last), x1 = Self.cell(x + r, scale, last)
         let y0 = Self.cell(y - r, scale, last), y1 = Self.cell(y + r, scale, last)
+        let covered = (x1 - x0 + 1).multipliedReportingOverflow(by: y1 - y0 + 1)
+        if covered.overflow || covered.partialValue > cellKeys.count {
+            // Cells far finer than the radius: walking the non-empty ones is cheaper.
+            forEachInCells(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r, body)
+            return
+        }
         nodes.withUnsafeBufferPointer { nodes in
             cellStart.withUnsafeBufferPointer { start in
                 for cy in y0...y1 {

@@ -274,10 +274,11 @@ extension FleetIndex {
                 let r = options.radius / (options.extent * pow(2, Double(z)))
                 var next = ContiguousArray<Int32>()
                 next.reserveCapacity(items.count)
-                let (formed, margin) = clusterLevel(zoom: z, radius: r, items: items, grid: grid, into: &next, neighbours: scratch)
-                // Unchanged items keep their grid: its cells are smaller than the next
-                // radius, which a search then spans more of.
-                if formed { grid = makeGrid(next, zoom: z) }
+                let (_, margin) = clusterLevel(zoom: z, radius: r, items: items, grid: grid, into: &next, neighbours: scratch)
+                // Even unchanged items get a grid of this level's cell size: the last
+                // level's would be too fine for the radii below (a sparse fleet that never
+                // clusters would search 2^19 cells a side at zoom 0).
+                grid = makeGrid(next, zoom: z)
                 levelGrids[z - options.minZoom] = grid
                 margins[z - options.minZoom] = margin
                 items = next
