@@ -325,6 +325,10 @@ class ClusterTestCase(hubproc.AsyncTestCase):
             self.hubs[name] = self.start_hub(name)
 
     def start_hub(self, name, *extra):
+        # Snapshots every second: each partition's owner writes its own (PROTOCOL 15), and
+        # the snapshot tests trim the log once the trip's owner has written one.
+        if "--cluster-snapshot-interval" not in extra:
+            extra = ("--cluster-snapshot-interval", "1s") + extra
         hub = HubProcess("--cluster", self.redis.url, "--tick-hz", str(TICK_HZ), *extra)
         self.addCleanup(hub.stop, 10)
         hub.start()
@@ -774,12 +778,14 @@ class TestCluster(ClusterTestCase):
             acked.append(c.ts)
         await self.eventually(self.trips_agree(trip, {"A": A, "C": C, "D": self.hubs["D"]}), "the trip at rest everywhere")
 
-        def snapshots_written():
-            text = self.hubs["D"].http("GET", "/metrics", timeout=5)[2].decode()
-            line = next(l for l in text.splitlines() if l.startswith("trackhub_cluster_snapshots_written_total"))
-            return int(float(line.split()[1]))
-        before = snapshots_written()
-        await self.eventually(lambda: (snapshots_written() > before, snapshots_written()), "a snapshot after the last fix")
+        def snapshot_has_the_fixes():
+            # The owner of the trip's partition writes that partition's snapshot (PROTOCOL 15).
+            with self.redis.client() as r:
+                raw = r.call("GET", "trackhub:{p%d}:snapshot" % (fnv1a64(trip) % PARTITIONS))
+            trips = json.loads(raw)["trips"] if raw else []
+            trails = [[f["fix"]["ts"] for f in t["trail"]] for t in trips if t["trip"]["id"] == trip]
+            return trails == [acked], trails
+        await self.eventually(snapshot_has_the_fixes, "a snapshot of the trip's partition after the last fix")
 
         # Remove every log entry: what a new node knows can only come from the snapshot.
         with self.redis.client() as r:
@@ -877,7 +883,7 @@ class TestCluster(ClusterTestCase):
         # A snapshot holds the devices: with the whole log trimmed away a new node E knows them.
         def snapshot_devices():
             with self.redis.client() as r:
-                raw = r.call("GET", "trackhub:snapshot")
+                raw = r.call("GET", "trackhub:snapshot:meta")
             registrations = (json.loads(raw).get("devices") or {}).get("registrations", {}) if raw else {}
             return sorted(registrations) == [loose], sorted(registrations)
         await self.eventually(snapshot_devices, "a snapshot after the delete, with the loose device only")

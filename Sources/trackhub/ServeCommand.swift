@@ -74,7 +74,10 @@ enum ServeCommand {
       --cluster-partitions N    streams the log is split into, 1–1024 (default 16; the same on
                                 every node)
       --cluster-snapshot-interval DURATION
-                                how often a state snapshot goes to Redis (default 30s)
+                                how often a partition's owner writes its snapshot to Redis
+                                (default 30s)
+      --cluster-lease DURATION  how long a hub owns a partition without renewing (default 5s):
+                                a dead hub's partitions are taken over within it
 
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)
@@ -102,7 +105,7 @@ enum ServeCommand {
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
-        "cluster-partitions", "cluster-snapshot-interval", "allow-host", "body-timeout", "max-trips", "log-format",
+        "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
         "router",
     ]
@@ -185,6 +188,8 @@ enum ServeCommand {
         config.clusterPartitions = try flags.int("cluster-partitions", range: 1...1024) ?? config.clusterPartitions
         config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
+        config.clusterLeaseMs = try flags.durationMs("cluster-lease") ?? config.clusterLeaseMs
+        if !(1000...60_000).contains(config.clusterLeaseMs) { throw UsageError("--cluster-lease: must be between 1s and 60s") }
         config.webhooks = try webhooks(flags)
         if let value = flags.string("router") { config.router = try router(value) }
         return config

@@ -11,7 +11,7 @@ import TrackHubTesting
     static let phone = "phone-shared-0123456789"
     static let loose = "loose-shared-0123456789"
 
-    static func node(_ redis: RedisProcess, snapshotEveryMs: Int64 = 30_000) throws -> TestHub {
+    static func node(_ redis: RedisProcess, snapshotEveryMs: Int64 = 1000) throws -> TestHub {
         try TestHub {
             $0.clusterAddress = redis.address
             $0.clusterPartitions = 4
@@ -82,7 +82,7 @@ import TrackHubTesting
         // node knows them from it alone.
         let redisClient = try RedisConnection(redis.address, timeoutMs: 2000)
         try waitUntil("a snapshot with the loose device's sighting", timeout: 20) {
-            guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes,
+            guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: ClusterLog.metaSnapshotKey)]).bytes,
                 let devices = try ClusterSnapshot.decode(bytes).devices
             else { return false }
             return devices.device(Self.loose)?.lastSeen != nil && devices.device(Self.phone) == nil

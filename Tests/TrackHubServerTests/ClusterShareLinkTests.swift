@@ -15,7 +15,7 @@ import TrackHubTesting
     }
     static let route: [[Double]] = [[Lisbon.lon, Lisbon.southLat], [Lisbon.lon, Lisbon.lat(alongM: 2000)]]
 
-    static func node(_ redis: RedisProcess, snapshotEveryMs: Int64 = 30_000) throws -> TestHub {
+    static func node(_ redis: RedisProcess, snapshotEveryMs: Int64 = 1000) throws -> TestHub {
         try TestHub {
             $0.jwtSecret = secret
             $0.clusterAddress = redis.address
@@ -92,7 +92,7 @@ import TrackHubTesting
         // from it alone.
         let redisClient = try RedisConnection(redis.address, timeoutMs: 2000)
         try waitUntil("a snapshot with the revoked links", timeout: 20) {
-            guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes,
+            guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: ClusterLog.metaSnapshotKey)]).bytes,
                 let shares = try ClusterSnapshot.decode(bytes).shares
             else { return false }
             return Set(shares.filter { $0.revokedAt != nil }.map(\.jti)) == [link.jti, other.jti]

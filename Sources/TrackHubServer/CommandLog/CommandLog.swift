@@ -115,7 +115,16 @@ protocol CommandLog: AnyObject {
     var keepsRecentEvents: Bool { get }
     /// Lines for `/metrics` (Prometheus text), empty for none.
     func metricsText(now: Int64) -> String
-    /// Where webhook delivery positions are kept (PROTOCOL 12), and the lease that lets one
-    /// node at a time deliver (nil: this hub always delivers).
-    func webhookPositions() -> (keeper: any WebhookPositionKeeper, lease: WebhookLease?)
+    /// Where webhook delivery positions are kept (PROTOCOL 12), and which trips' webhooks
+    /// this node delivers (nil: all; a cluster: its partitions', PROTOCOL 15).
+    func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?)
+
+    /// A request about `trip` (a subscriber, a courier, any call naming it): runs `then` once
+    /// this hub applies the trip's partition up to the request's arrival (at once on a hub
+    /// alone, and in a cluster when the partition is applied here already). If that cannot
+    /// happen soon, the log answers `reply` `unavailable` instead and `then` never runs.
+    func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void)
+    /// The fleet's markers (PROTOCOL 8) from this hub's own trips: what the fleet view
+    /// shows (a cluster: every partition's latest published positions, PROTOCOL 15).
+    func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember]
 }

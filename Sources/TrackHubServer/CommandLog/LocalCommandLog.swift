@@ -86,9 +86,12 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     var hasUnansweredCommands: Bool { false }  // the drain waits for store batches instead
     var movingTripCount: Int { hub.trips.animating.count }
 
-    func webhookPositions() -> (keeper: any WebhookPositionKeeper, lease: WebhookLease?) {
+    func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?) {
         (StoreWebhookPositions(store: hub.store), nil)
     }
+
+    func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) { then() }
+    func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] { local }
     var keepsRecentEvents: Bool { false }
     func metricsText(now: Int64) -> String { "" }
 }

@@ -100,7 +100,14 @@ extension Hub {
         }
         metrics.fixesIn += 1
         metrics.deviceFixes[source.rawValue, default: 0] += 1
-        commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
+        guard let bound = device.trip else {
+            return commands.submitDeviceFix(fix.fix, device: id, trip: nil, reply: .device(connection, source), now: now)
+        }
+        // PROTOCOL 15: the fix is judged in its trip's partition, which this hub then applies.
+        commands.usingTrip(bound, reply: .device(connection, source), now: now) { [self] in
+            guard let device = devices[id] else { return respondDeviceError(connection, source, .notFound("device \(id) is not registered")) }
+            commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
+        }
     }
 
     /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks `[]`.

@@ -112,7 +112,7 @@ extension Hub {
             guard let marker = entry.trip.marker(at: now) else { continue }
             members.append(FleetMember(id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg))
         }
-        let fleetMembers = members
+        let fleetMembers = commands.fleetMembers(members, now: now)  // a cluster: every partition's (PROTOCOL 15)
         let viewports = fleet.groups.map { (key: $0.key, viewport: $0.value.viewport) }
         let maxItems = config.maxItems
         Hub.fleetQueue.async { [self] in

@@ -100,6 +100,37 @@ extension Hub {
     }
 
     private func dispatch(_ call: APICall, connection: ConnectionID, grants: Grants, now: Int64) throws(ProtocolError) {
+        var call = call
+        if case .createTrip(let body, let route, let rawBody) = call, body.id == nil {
+            // The id is chosen here, so the trip's partition is known before it is submitted.
+            var named = body
+            named.id = makeTripID()
+            call = .createTrip(named, route: route, rawBody: rawBody)
+        }
+        guard let trip = Self.trip(namedBy: call) else { return try dispatchNow(call, connection: connection, grants: grants, now: now) }
+        // PROTOCOL 15: a request about a trip is answered once this hub applies its partition.
+        commands.usingTrip(trip, reply: .http(connection), now: now) { [self] in
+            do throws(ProtocolError) {
+                try dispatchNow(call, connection: connection, grants: grants, now: now)
+            } catch {
+                respondError(connection, error)
+            }
+        }
+    }
+
+    /// The trip a call is about, if any (a device fix's trip is found later, from the device).
+    static func trip(namedBy call: APICall) -> String? {
+        switch call {
+        case .createTrip(let body, _, _): return body.id
+        case .getTrip(let id), .endTrip(let id), .postFixes(let id, _), .proceed(let id), .trail(let id, _, _), .createShare(let id, _):
+            return id
+        case .putRoute(let id, _, _, _): return id
+        case .putDevice(_, let body): return body.trip
+        case .listTrips, .fleetClusters, .openAPI, .listDevices, .getDevice, .deleteDevice, .deviceFix, .revokeShare: return nil
+        }
+    }
+
+    private func dispatchNow(_ call: APICall, connection: ConnectionID, grants: Grants, now: Int64) throws(ProtocolError) {
         let reply = Reply.http(connection)
         switch call {
         case .listTrips(let query):

@@ -13,14 +13,21 @@ extension Hub {
         case .ping:
             enqueue(payload: ServerReplies.pong(re: re, t: now), to: id)
         case .subscribe(let trip, let mode, let sinceEvent):
-            subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, re: re, now: now)
+            // PROTOCOL 15: this hub applies the trip's partition while it has a subscriber.
+            commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
+                subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, re: re, now: now)
+            }
         case .unsubscribe(let trip):
             removeSubscriber(id, from: trip)
             enqueue(payload: ServerReplies.unsubscribed(re: re, trip: trip, reason: nil), to: id)
         case .fix(let trip, let fix):
-            receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
+            commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
+                receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
+            }
         case .proceed(let trip):
-            commands.submit(.proceed(trip: trip), reply: .webSocket(id, re), now: now)
+            commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
+                commands.submit(.proceed(trip: trip), reply: .webSocket(id, re), now: now)
+            }
         case .viewport(let viewport):
             setViewport(id, viewport: viewport, re: re)
         }

@@ -65,6 +65,9 @@ public struct HubConfig: Sendable {
     public var clusterPartitions = 16
     /// How often a node writes a state snapshot to Redis (one node per interval).
     public var clusterSnapshotIntervalMs: Int64 = 30_000
+    /// `--cluster-lease` (PROTOCOL 15): how long a partition's owner holds it without renewing;
+    /// a dead hub's partitions are taken over within it.
+    public var clusterLeaseMs: Int64 = 5000
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
     /// `--router routino:DIR` (PROTOCOL 16): where searches run; nil: the hub finds no routes.

@@ -14,6 +14,8 @@ struct Subscriptions {
 
     /// A trip's followers and their modes (nil: none). Trips that do not exist yet may have some.
     func followers(of trip: String) -> [ConnectionID: SubscriptionMode]? { byTrip[trip] }
+    /// Every trip with a subscriber here.
+    var trips: Dictionary<String, [ConnectionID: SubscriptionMode]>.Keys { byTrip.keys }
 
     /// Subscribes a session to a trip, or changes its mode. True when it is a new subscription.
     @discardableResult

@@ -4,8 +4,8 @@ extension Hub {
     /// Starts the dispatcher when `--webhook` is set (in `start`, before the service thread runs).
     func startWebhooks() throws {
         guard config.webhooks.isEnabled else { return }
-        let (keeper, lease) = commands.webhookPositions()
-        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store, keeper: keeper, lease: lease)
+        let (keeper, scope) = commands.webhookPositions()
+        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store, keeper: keeper, scope: scope)
         try dispatcher.start(lastEvents: trips.lastEventsSent)
         webhooks = dispatcher
     }

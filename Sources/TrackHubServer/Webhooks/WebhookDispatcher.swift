@@ -18,11 +18,11 @@ import TrackHubStore
 /// store, or Redis in cluster mode), written at most every `positionFlushMs`. After a crash
 /// the events after the stored positions are sent again, with the same `webhook-id`.
 ///
-/// Cluster mode: every node gets every event (each applies the whole log) but only the
-/// holder of the `WebhookLease` delivers. The others only remember each trip's last event;
-/// on taking the lease a node reads the positions from Redis and starts from there.
+/// Cluster mode: a node gets the events of the partitions it applies, and delivers those of
+/// the partitions it owns (`WebhookScope`). It remembers every trip's last event; when the
+/// partitions it owns change it reads the positions from Redis and starts from there.
 ///
-/// Threads: `queues`, `known`, `tokens`, `lease`, `keeper` and `curl` (but its `wake`) belong
+/// Threads: `queues`, `known`, `tokens`, `scope`, `keeper` and `curl` (but its `wake`) belong
 /// to the dispatcher thread (`start` runs before it exists); `inbox` and `published` are the
 /// only state shared, each behind a `Mutex`. That is why the class is `@unchecked Sendable`.
 final class WebhookDispatcher: @unchecked Sendable {
@@ -45,7 +45,9 @@ final class WebhookDispatcher: @unchecked Sendable {
     private let store: TripStore
     private let curl: CurlMulti
     private let keeper: WebhookPositionKeeper
-    private var lease: WebhookLease?
+    private let scope: WebhookScope?
+    /// The scope the queues were made for.
+    private var scopeNow = WebhookScope.Current()
     private let inbox = Mutex(Inbox())
     private let published = Mutex("")
     private let stopped = DispatchSemaphore(value: 0)
@@ -64,9 +66,9 @@ final class WebhookDispatcher: @unchecked Sendable {
 
     /// - Parameters:
     ///   - keeper: where the positions are kept (the store, or the cluster's Redis).
-    ///   - lease: one delivering node at a time (a cluster); nil: always this one.
+    ///   - scope: the partitions this node delivers (a cluster); nil: every trip.
     init(
-        settings: WebhookSettings, store: TripStore, keeper: any WebhookPositionKeeper, lease: WebhookLease? = nil,
+        settings: WebhookSettings, store: TripStore, keeper: any WebhookPositionKeeper, scope: WebhookScope? = nil,
         limits: WebhookQueue.Limits = WebhookQueue.Limits()
     ) throws(WebhookError) {
         self.settings = settings
@@ -77,7 +79,7 @@ final class WebhookDispatcher: @unchecked Sendable {
         let connections = limits.maxInFlight * max(1, settings.urls.count)
         curl = try CurlMulti(perHost: connections, total: connections)
         self.keeper = keeper
-        self.lease = lease
+        self.scope = scope
     }
 
     /// Starts the thread. `lastEvents`: every trip's last event `n`, as restored. On a hub
@@ -85,7 +87,7 @@ final class WebhookDispatcher: @unchecked Sendable {
     func start(lastEvents: [String: Int]) throws(WebhookError) {
         known = lastEvents
         let now = systemWallClockMillis()
-        if lease == nil { try activate(now: now) }
+        if scope == nil { try activate(now: now) }
         publishMetrics(now: now)
         let thread = Thread { [self] in run() }
         thread.name = "trackhub-webhooks"
@@ -120,7 +122,7 @@ final class WebhookDispatcher: @unchecked Sendable {
         published.withLock { $0 }
     }
 
-    /// Stops the thread after storing the positions reached (and giving the lease up).
+    /// Stops the thread after storing the positions reached.
     /// Requests under way are abandoned: they are sent again after the next start.
     func stop() {
         guard started.exchange(false, ordering: .relaxed) else { return }
@@ -146,13 +148,12 @@ final class WebhookDispatcher: @unchecked Sendable {
             }
             if taken.stopping {
                 flushPositions()
-                lease?.release()
                 break
             }
             take(taken, now: now)
-            checkLease(now: now)
+            checkScope(now: now)
             startDeliveries(now: now)
-            let timeout = pollTimeout(now: now, until: min(nextFlush, nextMetrics, lease?.nextDue ?? .max))
+            let timeout = pollTimeout(now: now, until: min(nextFlush, nextMetrics, scope == nil ? .max : now + 250))
             let done = curl.poll(timeoutMs: timeout)
             now = systemWallClockMillis()
             for result in done { finish(result, now: now) }
@@ -175,33 +176,37 @@ final class WebhookDispatcher: @unchecked Sendable {
         generation += 1
         queues = settings.urls.map { url in
             let start = positions[url] ?? [:]
-            var queue = WebhookQueue(url: url, eventNames: settings.eventNames, backoff: backoff, limits: limits, positions: start)
-            for (trip, last) in known where last > (start[trip] ?? 0) {
+            var queue = WebhookQueue(url: url, eventNames: settings.eventNames, backoff: backoff, limits: limits,
+                                     positions: start.filter { isDelivered($0.key) })
+            for (trip, last) in known where last > (start[trip] ?? 0) && isDelivered(trip) {
                 queue.knowEvents(trip: trip, upTo: last, now: now)
             }
             return queue
         }
     }
 
-    /// Cluster mode: takes up or stops the delivery as the lease comes and goes.
-    private func checkLease(now: Int64) {
-        guard var lease else { return }
-        let wasHeld = lease.isHeld
-        let held = lease.check(now: now)
-        self.lease = lease
-        defer { if held != wasHeld { publishMetrics(now: now) } }
-        if held && queues.isEmpty && now >= nextActivationAttempt {
-            do {
-                try activate(now: now)
-                HubLog.log(.info, "this node delivers the webhooks (it holds the lease)")
-            } catch {
-                nextActivationAttempt = now + 1000
-                HubLog.log(.warn, "\(error)")
-            }
-        } else if !held && !queues.isEmpty {
-            HubLog.log(.info, "another node delivers the webhooks now (the lease was lost)")
-            queues = []
-            generation += 1
+    /// Whether this node delivers a trip's events (always on a hub alone).
+    private func isDelivered(_ trip: String) -> Bool {
+        scope?.delivers(trip, in: scopeNow) ?? true
+    }
+
+    /// Cluster mode: starts the queues again when the partitions this node owns change.
+    private func checkScope(now: Int64) {
+        guard let scope else { return }
+        let wanted = scope.read()
+        guard wanted.generation != scopeNow.generation || (queues.isEmpty && !wanted.partitions.isEmpty && now >= nextActivationAttempt) else { return }
+        defer { publishMetrics(now: now) }
+        flushPositions()
+        scopeNow = wanted
+        queues = []
+        generation += 1
+        guard !wanted.partitions.isEmpty else { return }
+        do {
+            try activate(now: now)
+            HubLog.log(.debug, "this node delivers the webhooks of \(wanted.partitions.count) partitions")
+        } catch {
+            nextActivationAttempt = now + 1000
+            HubLog.log(.warn, "\(error)")
         }
     }
 
@@ -215,7 +220,7 @@ final class WebhookDispatcher: @unchecked Sendable {
         }
         for event in taken.events {
             known[event.trip] = max(known[event.trip] ?? 0, event.n)
-            guard !queues.isEmpty else { continue }
+            guard !queues.isEmpty, isDelivered(event.trip) else { continue }
             let payload = try? WebhookPayload(storedEvent: event.body)
             for index in queues.indices {
                 queues[index].eventStored(trip: event.trip, n: event.n, payload: payload, now: now)
@@ -223,6 +228,7 @@ final class WebhookDispatcher: @unchecked Sendable {
         }
         for (trip, n) in taken.overflow {
             known[trip] = max(known[trip] ?? 0, n)
+            guard isDelivered(trip) else { continue }
             for index in queues.indices { queues[index].knowEvents(trip: trip, upTo: n, now: now) }
         }
     }
@@ -317,7 +323,7 @@ final class WebhookDispatcher: @unchecked Sendable {
                                         pending: $0.pending, oldestPendingMs: $0.oldestPendingMs(now: now))
             }
         }
-        let text = WebhookMetrics.render(states, leaseHeld: lease.map(\.isHeld))
+        let text = WebhookMetrics.render(states, partitionsDelivered: scope == nil ? nil : (queues.isEmpty ? 0 : scopeNow.partitions.count))
         published.withLock { $0 = text }
     }
 }

@@ -9,8 +9,9 @@ enum WebhookMetrics {
         var oldestPendingMs: Int64
     }
 
-    /// - Parameter leaseHeld: cluster mode: whether this node delivers (nil on a hub alone).
-    static func render(_ urls: [URLState], leaseHeld: Bool? = nil) -> String {
+    /// - Parameter partitionsDelivered: cluster mode: how many partitions' webhooks this node
+    /// delivers (it owns them; nil on a hub alone).
+    static func render(_ urls: [URLState], partitionsDelivered: Int? = nil) -> String {
         guard !urls.isEmpty else { return "" }
         var out = """
         # HELP trackhub_webhook_deliveries_total Webhook attempts by URL and result: ok (2xx within 10 s), failed (any other attempt; retried), dropped (an event given up after 24 h).
@@ -29,9 +30,9 @@ enum WebhookMetrics {
         for state in urls {
             out += "trackhub_webhook_oldest_pending_seconds{url=\"\(label(state.url))\"} \(PrometheusText.format(Double(state.oldestPendingMs) / 1000))\n"
         }
-        if let leaseHeld {
-            out += "# HELP trackhub_webhook_lease_held Cluster mode: 1 while this node delivers the webhooks (it holds the lease).\n# TYPE trackhub_webhook_lease_held gauge\n"
-            out += "trackhub_webhook_lease_held \(leaseHeld ? 1 : 0)\n"
+        if let partitionsDelivered {
+            out += "# HELP trackhub_webhook_partitions_delivered Cluster mode: partitions whose webhooks this node delivers (it owns them).\n# TYPE trackhub_webhook_partitions_delivered gauge\n"
+            out += "trackhub_webhook_partitions_delivered \(partitionsDelivered)\n"
         }
         return out
     }

@@ -1,8 +1,11 @@
 /// Names and numbers of the cluster log in Redis (docs/cluster.md).
 enum ClusterLog {
     static let partitionsKey = "trackhub:partitions"
+    /// The one-key snapshot of every trip written before partitions had their own (read only).
     static let snapshotKey = "trackhub:snapshot"
-    static let snapshotLockKey = "trackhub:snapshot-lock"
+    /// The devices and share links (`ClusterSnapshot` without trips), written by the owner
+    /// of partition 0; each partition's trips are in `PartitionSnapshot.key(p)`.
+    static let metaSnapshotKey = "trackhub:snapshot:meta"
     /// Each partition stream keeps about this many entries (XADD MAXLEN ~): the log is bounded;
     /// snapshots make older entries unnecessary for a node that starts.
     static let maxEntriesPerPartition = 1_000_000

@@ -14,6 +14,14 @@ struct ClusterReadBatch: Sendable {
     var lastIDs: [Int: StreamID]
     /// Every entry whose id's ms is below this has been read (in this batch or an earlier one).
     var watermark: Int64
+    /// The `TIME` of this read: every partition not in `full` has been read up to it.
+    var time: Int64 = .min
+    /// Partitions whose read brought a full `COUNT` (more may wait), with the ms below which
+    /// they are read.
+    var full: [Int: Int64] = [:]
+    /// Per partition, the reset epoch the read was made in (`ClusterLogReader.reset`): entries
+    /// read before a partition was reset to an older position are not part of its new start.
+    var epochs: [Int] = []
 }
 
 /// Tails every partition of the cluster log on its own thread and connection.
@@ -42,7 +50,7 @@ final class ClusterLogReader: Sendable {
     /// Batches the hub may hold at once. Starts at 0 and is signalled twice in `init`:
     /// libdispatch traps when a semaphore is freed below its initial value.
     private let credits = DispatchSemaphore(value: 0)
-    private let positions: Mutex<[StreamID]>
+    private let positions: Mutex<(ids: [StreamID], epochs: [Int])>
     private let stopping = Mutex(false)
     private let stopped = DispatchSemaphore(value: 0)
 
@@ -57,7 +65,7 @@ final class ClusterLogReader: Sendable {
     ) {
         self.address = address
         self.partitions = partitions
-        self.positions = Mutex(after)
+        self.positions = Mutex((after, Array(repeating: 0, count: partitions)))
         self.deliver = deliver
         self.connectionChanged = connectionChanged
         credits.signal()
@@ -73,6 +81,16 @@ final class ClusterLogReader: Sendable {
     /// The hub applied a batch: the reader may hand over another.
     func consumed() { credits.signal() }
 
+    /// Reads `partition` again from just after `id` (when that is before where the reader is),
+    /// in a new `epoch`: a node that starts applying a partition from its owner's snapshot
+    /// replays the log after it (docs/cluster.md, "Tailing on demand").
+    func reset(partition: Int, after id: StreamID, epoch: Int) {
+        positions.withLock { p in
+            if id < p.ids[partition] { p.ids[partition] = id }
+            p.epochs[partition] = epoch
+        }
+    }
+
     func stop() {
         stopping.withLock { $0 = true }
         credits.signal()
@@ -84,7 +102,7 @@ final class ClusterLogReader: Sendable {
         var wasUp: Bool?
         let keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
         while !stopping.withLock({ $0 }) {
-            let after = positions.withLock { $0 }
+            let (after, epochs) = positions.withLock { ($0.ids, $0.epochs) }
             let batch: ClusterReadBatch
             do {
                 let connection = try redis.get()
@@ -99,7 +117,9 @@ final class ClusterLogReader: Sendable {
                     redis.noteFailure(error)  // `get` keeps its own backoff; this is a new failure
                     throw error
                 }
-                batch = try Self.parse(time: replies[0], read: replies[1], partitions: partitions)
+                var parsed = try Self.parse(time: replies[0], read: replies[1], partitions: partitions)
+                parsed.epochs = epochs
+                batch = parsed
             } catch {
                 if wasUp != false { connectionChanged(false, "\(error)") }
                 wasUp = false
@@ -109,9 +129,12 @@ final class ClusterLogReader: Sendable {
             }
             if wasUp != true { connectionChanged(true, nil) }
             wasUp = true
-            var latest = after
-            for (partition, id) in batch.lastIDs where latest[partition] < id { latest[partition] = id }
-            positions.withLock { $0 = latest }
+            positions.withLock { p in
+                // Not past a reset made while this read was under way (its epoch moved on).
+                for (partition, id) in batch.lastIDs where p.epochs[partition] == epochs[partition] && p.ids[partition] < id {
+                    p.ids[partition] = id
+                }
+            }
             credits.wait()
             if stopping.withLock({ $0 }) { break }
             let idle = batch.entries.isEmpty
@@ -138,7 +161,9 @@ final class ClusterLogReader: Sendable {
             throw .refused("unexpected TIME reply \(time)")
         }
         // TIME is taken before XREAD; minus one ms so an entry in the same ms as TIME counts as unread.
-        var watermark = seconds * 1000 + micros / 1000 - 1
+        let time = seconds * 1000 + micros / 1000 - 1
+        var watermark = time
+        var full: [Int: Int64] = [:]
         var entries: [ClusterReadBatch.Entry] = []
         var lastIDs: [Int: StreamID] = [:]
         if case .error(let message) = read { throw .refused(message) }
@@ -164,8 +189,11 @@ final class ClusterLogReader: Sendable {
                 if let payload { entries.append(.init(partition: partition, id: id, payload: payload)) }
             }
             if let last { lastIDs[partition] = last }
-            if items.count >= entriesPerRead, let last { watermark = min(watermark, last.ms - 1) }
+            if items.count >= entriesPerRead, let last {
+                watermark = min(watermark, last.ms - 1)
+                full[partition] = last.ms - 1
+            }
         }
-        return ClusterReadBatch(entries: entries, lastIDs: lastIDs, watermark: watermark)
+        return ClusterReadBatch(entries: entries, lastIDs: lastIDs, watermark: watermark, time: time, full: full)
     }
 }

@@ -37,10 +37,28 @@ final class ClusterState {
     let partitions: Int
     let writer: ClusterLogWriter
     var reader: ClusterLogReader?
-    /// Every log entry whose id's ms is below this has been applied.
+    /// Every log entry whose id's ms is below this has been read, and applied if it is a
+    /// device or share command or a trip command of an applied partition whose own
+    /// watermark is past it (`ClusterPartition.watermark`).
     var watermark: Int64 = .min
-    /// Per partition, the last entry applied (what a snapshot taken now covers).
+    /// The latest `TIME` of a read: the grid runs up to it (each trip up to its partition's watermark).
+    var readTime: Int64 = .min
+    /// Per partition, the last entry read whose device and share commands are applied (what
+    /// the devices and links of a snapshot taken now cover).
     var applied: [StreamID]
+    /// Per partition: applied here or not, owned or not (PROTOCOL 15).
+    var parts: [ClusterPartition]
+    /// The lease keeper (nil until the threads start).
+    var leases: PartitionLeases?
+    /// True once the first lease round has been reported (what this node owns is known).
+    var ownershipKnown = false
+    /// True once the node has been caught up on what it owns (`/healthz` 200 from then on
+    /// while its log reader keeps up).
+    var startedUp = false
+    /// Which partitions' webhooks this node delivers (owned and applied), read by the dispatcher.
+    let webhookScope: WebhookScope
+    /// Fleet positions published by the partitions' owners (PROTOCOL 15).
+    var fleet: ClusterFleet?
     var readerUp = false
     var readerError: String?
     var nextRequest: Int64 = 1
@@ -71,6 +89,8 @@ final class ClusterState {
         self.partitions = partitions
         self.writer = writer
         self.applied = applied
+        parts = Array(repeating: ClusterPartition(), count: partitions)
+        webhookScope = WebhookScope(partitions: partitions)
         periodMs = max(1, Int64(1000 / max(1, tickHz)))
         subTickMs = max(1, periodMs / Int64(max(1, phases)))
     }
@@ -87,6 +107,14 @@ final class ClusterState {
 
     func isCaughtUp(now: Int64) -> Bool {
         watermark != .min && now - watermark <= Self.caughtUpWithinMs
+    }
+
+    /// The partition of a trip (or device, or link) id.
+    func partition(of id: String) -> Int { ClusterLog.partition(of: id, partitions: partitions) }
+
+    /// Caught up on every partition it owns (what `/healthz` waits for at start).
+    func isCaughtUpOnOwned(now: Int64) -> Bool {
+        ownershipKnown && isCaughtUp(now: now) && parts.allSatisfy { !$0.owned || $0.isCaughtUp(now: now) }
     }
 
     /// Redis answers the log reader (the writer uses the same Redis; its failures are answered

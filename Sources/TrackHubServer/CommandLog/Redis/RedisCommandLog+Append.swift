@@ -85,10 +85,11 @@ extension RedisCommandLog {
         }
     }
 
-    /// PROTOCOL 5: an arrived trip ends `--end-after` after arriving. In a cluster any node
-    /// may notice first; each asks the log once, and an end of an ended trip changes nothing.
+    /// PROTOCOL 5: an arrived trip ends `--end-after` after arriving. The owner of its
+    /// partition asks the log once; an end of an ended trip changes nothing.
     func requestEndsOfArrivedTrips(now: Int64) {
         for (id, entry) in hub.trips.entries where entry.trip.status == .arrived && !state.endsRequested.contains(id) {
+            guard state.parts[state.partition(of: id)].owned else { continue }  // its owner asks
             if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
                 state.endsRequested.insert(id)
                 appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)

@@ -12,30 +12,78 @@ extension RedisCommandLog {
     /// Applies one batch from the log reader, then lets the grid catch up to the new watermark.
     func applyLogBatch(_ batch: ClusterReadBatch) {
         for entry in batch.entries {
-            if state.applied[entry.partition] < entry.id { state.applied[entry.partition] = entry.id }
-            counters.entriesApplied += 1
+            let p = entry.partition
+            let part = state.parts[p]
+            let current = part.phase == .applied && batch.epochs.indices.contains(p) && batch.epochs[p] == part.epoch
+            let isTripEntry = !Self.mayBeDeviceOrShare(entry.payload)
+            let appliesAsTrip = current && part.tripApplied < entry.id
+            let appliesAsMeta = state.applied[p] < entry.id
+            // A partition not applied here: its trip commands are skipped without decoding.
+            if isTripEntry && !appliesAsTrip { continue }
+            if !isTripEntry && !appliesAsTrip && !appliesAsMeta { continue }
             guard let command = ClusterCommand.decode(entry.payload) else {
                 logWarning("cluster log \(ClusterLog.streamKey(entry.partition)) entry \(entry.id) is not a TrackHub command; skipped")
                 continue
             }
             let mine = command.origin == state.nodeID ? command.request : nil
-            if command.kind.isDeviceCommand {
-                applyDeviceCommand(command, entry: entry, request: mine)
+            if command.kind.isDeviceCommand || command.kind.isShareCommand {
+                guard appliesAsMeta else { continue }
+                state.applied[p] = entry.id
+                counters.entriesApplied += 1
+                if command.kind.isDeviceCommand { applyDeviceCommand(command, entry: entry, request: mine) } else { applyShareCommand(command, entry: entry, request: mine) }
                 continue
             }
-            if command.kind.isShareCommand {
-                applyShareCommand(command, entry: entry, request: mine)
-                continue
-            }
+            // A device's fix moves its last_seen on every node (kept by log position, so
+            // noting it twice or late changes nothing).
             if command.kind == .fixes { noteDeviceSighting(command, entry: entry) }
+            guard appliesAsTrip else { continue }
+            state.parts[p].tripApplied = entry.id
+            counters.entriesApplied += 1
             apply(command, at: entry.id.ms, request: mine)
         }
-        for (partition, id) in batch.lastIDs where state.applied[partition] < id { state.applied[partition] = id }
+        for (partition, id) in batch.lastIDs {
+            if state.applied[partition] < id { state.applied[partition] = id }
+            let part = state.parts[partition]
+            if part.phase == .applied && batch.epochs.indices.contains(partition) && batch.epochs[partition] == part.epoch && part.tripApplied < id {
+                state.parts[partition].tripApplied = id
+            }
+        }
+        // Each applied partition's own watermark: the read's time, unless it brought a full COUNT.
+        for p in 0..<state.partitions where state.parts[p].phase == .applied && batch.epochs.indices.contains(p) && batch.epochs[p] == state.parts[p].epoch {
+            state.parts[p].watermark = max(state.parts[p].watermark, batch.full[p] ?? batch.time)
+        }
+        state.readTime = max(state.readTime, batch.time)
         state.watermark = max(state.watermark, batch.watermark)
         state.reader?.consumed()
         let now = hub.clock.wallMillis()
         runAwaitingLog(now: now)
+        runWaitingForPartitions(now: now)
         tickGrid(now: now)
+    }
+
+    /// Whether an entry may be a device or share command or a device's fix: their JSON has
+    /// `"k":"device…`, `"k":"share…` or `"d":` unescaped (inside a string every `"` is escaped).
+    static func mayBeDeviceOrShare(_ payload: [UInt8]) -> Bool {
+        contains(payload, Self.deviceKind) || contains(payload, Self.shareKind) || contains(payload, Self.deviceField)
+    }
+
+    private static let deviceKind = Array(#""k":"device"#.utf8)
+    private static let shareKind = Array(#""k":"share"#.utf8)
+    private static let deviceField = Array(#""d":"#.utf8)
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count, let first = needle.first else { return false }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first {
+                var j = 1
+                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
     }
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {

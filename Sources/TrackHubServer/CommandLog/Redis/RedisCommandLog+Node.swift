@@ -9,8 +9,8 @@ extension RedisCommandLog {
     static let clusterStartDeadlineMs: Int64 = 30_000
 
     /// Before the service thread starts: checks the partition count, loads the latest snapshot
-    /// (trips, devices and share links) into memory and into the node's own store, and sets the log reader
-    /// to replay from there.
+    /// of the devices and share links, and sets the log reader to replay from there. Trips
+    /// come per partition, as the node starts applying one (+Partitions).
     func join() throws {
         let redis = try connectForStartup(address)
         let partitions = hub.config.clusterPartitions
@@ -24,17 +24,21 @@ extension RedisCommandLog {
         var watermark = Int64.min
         var devices = ClusterDevices()
         var shares: [StoredShare] = []
-        if let bytes = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes {
+        // The devices and links; trips come per partition as this node starts applying one.
+        // (A one-key snapshot from before partitions had their own serves both.)
+        let metaBytes = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.metaSnapshotKey)]).bytes
+        let oldBytes = metaBytes == nil ? try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.snapshotKey)]).bytes : nil
+        if let bytes = metaBytes ?? oldBytes {
+            let key = metaBytes != nil ? ClusterLog.metaSnapshotKey : ClusterLog.snapshotKey
             let snapshot: ClusterSnapshot
             do {
                 snapshot = try ClusterSnapshot.decode(bytes)
             } catch {
-                throw ClusterStartError("\(ClusterLog.snapshotKey) in \(address) cannot be read (\(error)); delete it to rebuild from the log")
+                throw ClusterStartError("\(key) in \(address) cannot be read (\(error)); delete it to rebuild from the log")
             }
             guard snapshot.partitions == partitions, snapshot.positions.count == partitions else {
-                throw ClusterStartError("\(ClusterLog.snapshotKey) was written for \(snapshot.partitions) partitions")
+                throw ClusterStartError("\(key) was written for \(snapshot.partitions) partitions")
             }
-            try install(snapshot)
             positions = snapshot.positions
             watermark = snapshot.watermark
             devices = snapshot.devices ?? ClusterDevices()
@@ -45,7 +49,8 @@ extension RedisCommandLog {
         hub.shareLinks.restore(shares)
         hub.shareLinks.forgetExpired(nowMs: hub.clock.wallMillis())
         let writer = ClusterLogWriter(address: address)
-        let state = ClusterState(nodeID: ClusterState.makeNodeID(), partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
+        let nodeID = ClusterState.makeNodeID()
+        let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
         state.devices = devices
         state.lastSnapshotAt = hub.clock.wallMillis()
@@ -60,6 +65,10 @@ extension RedisCommandLog {
                     self.state.readerError = why
                 }
             })
+        state.leases = PartitionLeases(address: address, nodeID: nodeID, partitions: partitions, leaseMs: hub.config.clusterLeaseMs) { [self] round in
+            hub.runOnServiceThread { [self] in leasesReported(round) }
+        }
+        state.fleet = ClusterFleet(address: address, partitions: partitions, ttlMs: max(3 * hub.config.clusterLeaseMs, 3000))
         self.state = state
     }
 
@@ -77,76 +86,6 @@ extension RedisCommandLog {
         }
     }
 
-    /// Puts a snapshot's trips in memory and their trails and events in the node's store.
-    private func install(_ snapshot: ClusterSnapshot) throws {
-        var records: [StoreRecord] = []
-        for record in snapshot.trips {
-            hub.trips.add(record.trip.id, lastEventSent: record.trip.lastEventNumber) { slot in
-                var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: slot, riderJSON: record.rider.map { Array($0.utf8) })
-                entry.frameSeq = record.frameSeq
-                entry.segmentSeq = record.segmentSeq
-                entry.nextTickAt = record.nextTickAt
-                entry.endedAt = record.endedAt
-                entry.recentEvents = record.events.map { Array($0.utf8) }
-                return entry
-            }
-            records += ClusterSnapshot.storeRecords(for: record)
-        }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = ResultBox()
-        hub.store.append(records) { result in
-            outcome.set(result)
-            done.signal()
-        }
-        done.wait()
-        if case .failure(let error) = outcome.get() { throw ClusterStartError("loading the snapshot into the node's store: \(error)") }
-    }
-
-    /// Captures the state on the service thread (cheap copies), encodes and writes it on a
-    /// background queue. Only the node holding `trackhub:snapshot-lock` writes, so the nodes
-    /// of a cluster write one snapshot per interval between them.
-    func writeSnapshot() {
-        let captured = hub.trips.entries.values.map { entry in
-            (entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents)
-        }
-        let positions = state.applied
-        let watermark = state.watermark
-        let devices = state.devices
-        let shares = hub.shareLinks.all.filter { !ShareLinks.hasExpired($0, nowMs: hub.clock.wallMillis()) }.map(ClusterSnapshot.ShareRecord.init)
-        let nodeID = state.nodeID
-        let partitions = state.partitions
-        let lockMs = max(1000, hub.config.clusterSnapshotIntervalMs * 9 / 10)
-        let store = hub.store
-        DispatchQueue.global(qos: .utility).async { [self] in
-            let written: Bool
-            do {
-                let redis = try RedisConnection(address, timeoutMs: 5000)
-                let lock = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.snapshotLockKey), Array(redis: nodeID),
-                                              Array(redis: "NX"), Array(redis: "PX"), Array(redis: String(lockMs))])
-                if lock.text != "OK" {
-                    written = false  // another node holds this interval's lock
-                } else {
-                    let records = try captured.map { item in
-                        ClusterSnapshot.TripRecord(
-                            trip: item.0, createdAt: item.1, rider: item.2.map { String(decoding: $0, as: UTF8.self) },
-                            frameSeq: item.3, segmentSeq: item.4, nextTickAt: item.5, endedAt: item.6,
-                            events: item.7.map { String(decoding: $0, as: UTF8.self) },
-                            trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
-                    }
-                    let snapshot = ClusterSnapshot(partitions: partitions, positions: positions, watermark: watermark, writtenBy: nodeID, trips: records, devices: devices, shares: shares)
-                    let reply = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.snapshotKey), try snapshot.encoded()])
-                    written = reply.text == "OK"
-                }
-            } catch {
-                logWarning("cluster snapshot not written: \(error)")
-                written = false
-            }
-            hub.runOnServiceThread { [self] in
-                state.snapshotInFlight = false
-                if written { counters.snapshotsWritten += 1 }
-            }
-        }
-    }
 }
 
 /// Start-up of a cluster node failed; the message names the flag or key at fault.

@@ -13,14 +13,16 @@ extension RedisCommandLog {
     /// only at its own phase; a gap of a whole tick or more (start-up, a stalled log) looks at
     /// every phase once, each trip running all its due ticks.
     func tickGrid(now: Int64) {
-        let limit = min(now, state.watermark)
+        let limit = min(now, state.readTime)
         guard limit != .min else { return }
         let lastDue = limit / state.subTickMs * state.subTickMs
         let earliest = lastDue - Int64(state.schedule.phases - 1) * state.subTickMs
         var next = state.lastGridTick == .min ? earliest : max(earliest, state.lastGridTick + state.subTickMs)
         while next <= lastDue {
             for id in state.schedule.members(ofPhase: state.phase(at: next)) {
-                advanceTicks(of: id, through: limit)
+                // Each trip only up to its own partition's watermark (a partition replaying
+                // after its snapshot holds back only its own trips).
+                advanceTicks(of: id, through: min(limit, state.parts[state.partition(of: id)].watermark))
             }
             next += state.subTickMs
         }

@@ -38,15 +38,18 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func restore() throws {
         try join()
-        for (id, entry) in hub.trips.entries { if let next = entry.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } }
     }
 
     func startThreads() {
         state.writer.start()
         state.reader?.start()
+        state.leases?.start()
+        state.fleet?.start()
     }
 
     func stopThreads() {
+        state.fleet?.stop()
+        state.leases?.stop()
         state.reader?.stop()
         state.writer.stop()
     }
@@ -83,6 +86,17 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         tickGrid(now: now)
     }
 
+    func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] {
+        guard let fleet = state.fleet else { return local }
+        var mine: [Int: [FleetMember]] = [:]
+        for p in 0..<state.partitions where state.parts[p].owned && state.parts[p].phase == .applied { mine[p] = [] }
+        for member in local {
+            let p = state.partition(of: member.id)
+            if mine[p] != nil { mine[p]?.append(member) }
+        }
+        return fleet.exchange(publish: mine)
+    }
+
     func tripStartedMoving(_ trip: String, at t: Int64) {
         // The grid is scheduled after each applied command (+Apply's `scheduleGridTicks`).
     }
@@ -91,6 +105,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         requestEndsOfArrivedTrips(now: now)
         expirePendingCommands(now: now)
         runAwaitingLog(now: now)
+        runWaitingForPartitions(now: now)
+        stopApplyingIdlePartitions(now: now)
         if now / 30_000 != (now - 500) / 30_000 {
             state.endsRequested.removeAll()  // a lost end is asked again
             state.devices.pruneSightings(appliedBefore: state.watermark)
@@ -99,8 +115,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             now - state.lastSnapshotAt >= hub.config.clusterSnapshotIntervalMs
         {
             state.lastSnapshotAt = now
-            state.snapshotInFlight = true
-            writeSnapshot()
+            writePartitionSnapshots(now: now)
         }
     }
 
@@ -116,7 +131,12 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func health(now: Int64) -> CommandLogHealth {
         if !state.isHealthy { return .unavailable }
-        return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: still replaying the log
+        if !state.startedUp {
+            // At start: until it knows what it owns and has caught up on it.
+            guard state.isCaughtUpOnOwned(now: now) else { return .catchingUp }
+            state.startedUp = true
+        }
+        return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: the log reader is behind
     }
 
     var hasUnansweredCommands: Bool { !state.pending.isEmpty || !state.awaitingLog.isEmpty }
@@ -125,6 +145,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func metricsText(now: Int64) -> String {
         Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
+            + PrometheusText.metric("trackhub_cluster_partitions_owned", "gauge", "Partitions of the log this node owns (applies, snapshots, delivers the webhooks of, publishes the fleet positions of).", Double(state.parts.filter(\.owned).count))
+            + PrometheusText.metric("trackhub_cluster_partitions_applied", "gauge", "Partitions this node applies now: those it owns and those its own clients use.", Double(state.parts.filter { $0.phase == .applied }.count))
     }
 
     /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
