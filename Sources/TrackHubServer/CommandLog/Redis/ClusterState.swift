@@ -55,6 +55,8 @@ final class ClusterState {
     /// True once the node has been caught up on what it owns (`/healthz` 200 from then on
     /// while its log reader keeps up).
     var startedUp = false
+    /// Requests whose partition has caught up, run once the store has what was applied before them.
+    var readyAfterStore: [() -> Void] = []
     /// Which partitions' webhooks this node delivers (owned and applied), read by the dispatcher.
     let webhookScope: WebhookScope
     /// Fleet positions published by the partitions' owners (PROTOCOL 15).

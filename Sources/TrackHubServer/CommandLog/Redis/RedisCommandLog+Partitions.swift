@@ -33,7 +33,12 @@ extension RedisCommandLog {
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) {
         let p = state.partition(of: trip)
         state.parts[p].lastUsed = now
-        if state.parts[p].phase == .applied && state.parts[p].waiting.isEmpty { return then() }
+        // Applied here: at once, unless the trip is not known yet (made through another hub a
+        // moment ago): then once the partition is applied up to the request's arrival.
+        let part = state.parts[p]
+        if part.phase == .applied && part.waiting.isEmpty && state.readyAfterStore.isEmpty && (hub.trips[trip] != nil || part.watermark >= now) {
+            return then()
+        }
         guard state.parts[p].waiting.count < ClusterPartition.maxWaiting else {
             return hub.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
         }
@@ -44,13 +49,22 @@ extension RedisCommandLog {
     /// Runs the requests waiting for partitions that are now applied up to their arrival;
     /// those waiting too long are answered `unavailable` (after each batch and in housekeeping).
     func runWaitingForPartitions(now: Int64) {
+        var ready: [() -> Void] = []
+        defer {
+            // After the store has what was just applied: a subscribe then gets its snapshot
+            // after the trip's creation has been sent, not in the middle of it.
+            if !ready.isEmpty {
+                state.readyAfterStore += ready
+                hub.persist([]) { [self] _ in runReadyAfterStore() }
+            }
+        }
         for p in 0..<state.partitions where !state.parts[p].waiting.isEmpty {
             let part = state.parts[p]
             var still: [ClusterState.AwaitingLog] = []
             state.parts[p].waiting = []
             for item in part.waiting {
                 if part.phase == .applied && part.watermark >= item.upTo {
-                    item.then()
+                    ready.append(item.then)
                 } else if now - item.since > ClusterPartition.loadTimeoutMs {
                     hub.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
                 } else {
@@ -59,6 +73,12 @@ extension RedisCommandLog {
             }
             state.parts[p].waiting = still + state.parts[p].waiting
         }
+    }
+
+    private func runReadyAfterStore() {
+        let ready = state.readyAfterStore
+        state.readyAfterStore = []
+        for then in ready { then() }
     }
 
     /// Reads the partition's latest snapshot off the service thread, then installs it and

@@ -1,0 +1,157 @@
+"""Several hubs that share the work (PROTOCOL 15): partition owners, tailing on demand.
+
+    TRACKHUB_BIN=$(swift build -c release --show-bin-path) python3 -m unittest tests-py/test_cluster_partitions.py -v
+
+One real `redis-server` and three hubs on loopback (test_cluster's helpers), `--cluster-lease 2s`
+so take-overs are quick. What is checked:
+
+* test_work_is_shared: the 16 partitions are spread over A, B and C (each owns 4-8); 12
+  trips, each driven through its own hub and watched by a viewer on another: every viewer of
+  a trip sees the same frames (same t: same seq, position) as one on the trip's courier hub
+  and the same events; each hub's `trackhub_cluster_entries_applied_total` is well below
+  all the fixes sent (it applies what it owns and what its own clients use); every hub's
+  fleet view counts all 12 riders.
+* test_takeover_and_join: C is killed with SIGKILL; within a few leases A and B own every
+  partition, every acked fix is in A's trail once and a trip of C's is still driven through
+  A; a hub D that joins takes partitions.
+
+Waits are conditions polled with deadlines; no assertion depends on speed.
+"""
+
+import asyncio
+import collections
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cluster  # noqa: E402
+from test_cluster import PARTITIONS, ROUTE, ClusterTestCase, east, fnv1a64, pair_frames, trail_ts  # noqa: E402
+from hubproc import Courier  # noqa: E402
+
+LEASE = "2s"
+
+
+def setUpModule():
+    test_cluster.setUpModule()
+
+
+def metric(hub, name):
+    text = hub.http("GET", "/metrics", timeout=5)[2].decode()
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+class TestClusterPartitions(ClusterTestCase):
+    def start_hub(self, name, *extra):
+        return super().start_hub(name, "--cluster-lease", LEASE, *extra)
+
+    async def spread(self, hubs, what):
+        """Waits until the live `hubs` own every partition between them, none more than twice
+        its share or less than half of it."""
+        def probe():
+            owned = {n: int(metric(h, "trackhub_cluster_partitions_owned")) for n, h in hubs.items()}
+            share = PARTITIONS / len(hubs)
+            ok = sum(owned.values()) == PARTITIONS and all(share / 2 <= v <= share * 2 for v in owned.values())
+            return ok, owned
+        return await self.eventually(probe, what, deadline_s=30)
+
+    async def test_work_is_shared(self):
+        names = "ABC"
+        owned = await self.spread(self.hubs, "the partitions spread over A, B and C")
+        trips = [f"p-{i}" for i in range(12)]
+        couriers, viewers, home = {}, {}, {}
+        for i, trip in enumerate(trips):
+            # Each trip's courier on the owner of its partition (as a partition-aware load
+            # balancer would send it); three trips also watched on another hub.
+            p = fnv1a64(trip) % PARTITIONS
+            here = next((n for n in names if self.owner_is(self.hubs[n], p)), names[i % 3])
+            there = names[(names.index(here) + 1) % 3]
+            home[trip] = (here, there)
+            self.hubs[here].create_trip(id=trip, route=ROUTE)
+            watch = [here, there] if i % 4 == 0 else []
+            viewers[trip] = {n: (await self.subscribe(self.hubs[n], trip, tag=f"v-{trip}-{n}"))[0] for n in watch}
+            couriers[trip] = (await self.client(self.hubs[here]), Courier(trip))
+        sent = 0
+        for step, d in enumerate((30, 150, 300)):
+            for trip in trips:
+                conn, c = couriers[trip]
+                ack = await self.reply(conn, c.fix(*east(d), duration_ms=500), f"{trip}-{step}")
+                self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+                sent += 1
+        for trip in trips:
+            for name, viewer in viewers[trip].items():
+                await self.wait_frame_at(viewer, trip, *east(300), f"{trip}'s last frame on {name}")
+        for trip in trips:
+            if not viewers[trip]:
+                continue
+            here, there = home[trip]
+            mine, theirs = viewers[trip][here].frames(trip), viewers[trip][there].frames(trip)
+            pairs, bad = pair_frames(theirs, {f["t"]: f for f in mine})
+            self.assertGreaterEqual(len(pairs), 0.8 * len(theirs), f"{trip}: frames on {there} with a partner on {here}")
+            self.assertEqual(bad, [], f"{trip}: frames with the same t differ between {there} and {here}")
+            self.assertEqual(viewers[trip][there].events(trip), viewers[trip][here].events(trip), trip)
+
+        applied = {n: metric(h, "trackhub_cluster_entries_applied_total") for n, h in self.hubs.items()}
+        commands = sent + len(trips)  # the fixes and the creates
+        for name, count in applied.items():
+            # Its own partitions (about a third) and the partitions of the trips its own
+            # viewers watch: clearly not the whole log...
+            self.assertLess(count, 0.75 * commands, f"{name} applied {count} of {commands} entries: {applied}, owned {owned}")
+        # ...and all together well under three times the log (every hub applying everything).
+        self.assertLess(sum(applied.values()), 2 * commands, applied)
+
+        def fleet_everywhere():
+            seen = {}
+            for name, hub in self.hubs.items():
+                status, body, raw = hub.http("GET", "/v1/fleet/clusters?zoom=3&bbox=-20,30,10,50")
+                seen[name] = body["total"] if status == 200 else status
+            return all(v == len(trips) for v in seen.values()), seen
+        await self.eventually(fleet_everywhere, "every hub's fleet view counts the whole fleet")
+        print(f"\n  {commands} entries; applied per hub {applied}; partitions owned {owned}")
+
+    async def test_takeover_and_join(self):
+        A, C = self.hubs["A"], self.hubs["C"]
+        await self.spread(self.hubs, "the partitions spread over A, B and C")
+        trip = next(f"t-{i}" for i in range(1000) if self.owner_is(C, fnv1a64(f"t-{i}") % PARTITIONS))
+        C.create_trip(id=trip, route=ROUTE)
+        courier = await self.client(C)
+        c = Courier(trip)
+        acked = []
+        for d in (20, 60):
+            ack = await self.reply(courier, c.fix(*east(d), duration_ms=300), f"c{d}")
+            self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+            acked.append(c.ts)
+        viewer, _ = await self.subscribe(A, trip, tag="view-a")
+        C.kill()
+        started = time.monotonic()
+        del self.hubs["C"]
+        await self.spread(self.hubs, "A and B own every partition after C's SIGKILL")
+        took = time.monotonic() - started
+        courier = await self.client(A)
+        for d in (120, 200):
+            ack = await self.reply(courier, c.fix(*east(d), duration_ms=300), f"a{d}")
+            self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
+            acked.append(c.ts)
+        await self.wait_frame_at(viewer, trip, *east(200), "A's frame at the fix after the take-over")
+        counts = collections.Counter(trail_ts(A, trip))
+        self.assertEqual({ts: counts[ts] for ts in acked}, {ts: 1 for ts in acked}, "acked fixes in A's trail")
+
+        self.hubs["D"] = self.start_hub("D")
+        await self.wait_health({"D": self.hubs["D"]}, 200)
+        await self.spread(self.hubs, "a joining D takes partitions")
+        print(f"\n  C's partitions taken over {took:.1f} s after SIGKILL (lease {LEASE}); D joined and took "
+              f"{int(metric(self.hubs['D'], 'trackhub_cluster_partitions_owned'))}")
+
+    def owner_is(self, hub, partition):
+        """Whether `hub` holds the partition's lease (a node id is `<host>-<pid>-<random>`)."""
+        with self.redis.client() as r:
+            holder = r.call("GET", "trackhub:{p%d}:lease" % partition)
+        return holder is not None and f"-{hub.proc.pid}-" in holder.decode()
+
+
+if __name__ == "__main__":
+    unittest.main()
