@@ -10,16 +10,20 @@ import TrackHubTesting
 /// tailing on demand (skipped where Redis is not installed).
 @Suite(.serialized) struct ClusterPartitionTests {
     /// Lease keepers of three nodes with a 1 s lease, each report kept.
+    final class Owned: Sendable {
+        let set = Mutex<Set<Int>>([])
+    }
+
     final class Node: Sendable {
-        let owned = Mutex<Set<Int>>([])
+        let owned = Owned()
         let leases: PartitionLeases
         init(_ redis: RedisProcess, _ name: String, partitions: Int) {
             let owned = self.owned
             leases = PartitionLeases(address: redis.address, nodeID: name, partitions: partitions, leaseMs: 1000) { round in
-                owned.withLock { $0 = round.owned ?? [] }
+                owned.set.withLock { $0 = round.owned ?? [] }
             }
         }
-        var count: Int { owned.withLock { $0.count } }
+        var count: Int { owned.set.withLock { $0.count } }
     }
 
     @Test func leasesSpreadTheTakeOverAndTheJoin() throws {
@@ -29,7 +33,7 @@ import TrackHubTesting
         var nodes = ["a", "b", "c"].map { Node(redis, $0, partitions: n) }
         for node in nodes { node.leases.start() }
         func settled(_ live: [Node]) -> Bool {
-            let sets = live.map { $0.owned.withLock { $0 } }
+            let sets = live.map { $0.owned.set.withLock { $0 } }
             let all = sets.reduce(into: Set<Int>()) { $0.formUnion($1) }
             let share = Double(n) / Double(live.count)
             // Every partition owned once, each node between half and twice its share.
