@@ -126,7 +126,8 @@ extension Hub {
             return id
         case .putRoute(let id, _, _, _): return id
         case .putDevice(_, let body): return body.trip
-        case .listTrips, .fleetClusters, .openAPI, .listDevices, .getDevice, .deleteDevice, .deviceFix, .revokeShare: return nil
+        case .listTrips, .fleetClusters, .openAPI, .listDevices, .getDevice, .deleteDevice, .deviceFix, .revokeShare, .findRoute:
+            return nil
         }
     }
 
