@@ -1,5 +1,7 @@
+import Foundation
+
 /// Where Redis is: `redis://HOST:PORT` (the `--cluster` flag).
-public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
+public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
 
@@ -27,4 +29,25 @@ public struct RedisAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "redis://\(host):\(port)" }
+
+    /// Parses `HOST:PORT` as a Redis Cluster node names itself (`MOVED 3999 127.0.0.1:7001`,
+    /// `CLUSTER SLOTS`); an empty host is `defaultHost` (the node asked).
+    public init?(node text: String, defaultHost: String) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+        else { return nil }
+        let host = String(text[..<colon])
+        self.init(host: host.isEmpty || host == "?" ? defaultHost : host, port: port)
+    }
+
+    /// Parses the `--cluster` value: one `redis://HOST:PORT`, or several separated by commas
+    /// (the seeds of a Redis Cluster; any one that answers is enough). Nil if any is bad.
+    public static func seeds(url: String) -> [RedisAddress]? {
+        let parts = url.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        var seeds: [RedisAddress] = []
+        for part in parts {
+            guard let address = RedisAddress(url: part.hasPrefix("redis://") ? part : "redis://" + part) else { return nil }
+            seeds.append(address)
+        }
+        return seeds.isEmpty ? nil : seeds
+    }
 }

@@ -36,6 +36,13 @@ public final class RedisConnection {
 
     /// Sends several commands in one write and reads their replies in order.
     public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisValue] {
+        try send(commands)
+        return try receive(commands.count)
+    }
+
+    /// Writes commands without waiting for their replies (`receive` reads them): a client
+    /// of several nodes writes to every node before it waits for any.
+    public func send(_ commands: [[[UInt8]]]) throws(RedisError) {
         guard let c = context else { throw .io("connection closed") }
         for arguments in commands {
             let status = Self.withArgv(arguments) { argc, argv, lengths in
@@ -43,9 +50,14 @@ public final class RedisConnection {
             }
             if status != REDIS_OK { throw fail(c) }
         }
+    }
+
+    /// Reads the replies of `count` commands sent earlier, in order.
+    public func receive(_ count: Int) throws(RedisError) -> [RedisValue] {
+        guard let c = context else { throw .io("connection closed") }
         var replies: [RedisValue] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
+        replies.reserveCapacity(count)
+        for _ in 0..<count {
             var raw: UnsafeMutableRawPointer?
             guard redisGetReply(c, &raw) == REDIS_OK, let raw else { throw fail(c) }
             let reply = raw.assumingMemoryBound(to: redisReply.self)

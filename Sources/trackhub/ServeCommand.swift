@@ -67,10 +67,12 @@ enum ServeCommand {
                                 leaves theirs (config.auto_reroute, on by default with a router)
 
     Cluster mode (docs/cluster.md):
-      --cluster redis://HOST:PORT
+      --cluster redis://HOST:PORT[,redis://HOST:PORT...]
                                 be one of several hubs sharing a log in Redis: commands and fixes
                                 are acked once Redis has them, every hub shows the same markers;
-                                --data then holds this node's own copy, rebuilt at each start
+                                --data then holds this node's own copy, rebuilt at each start.
+                                One Redis, or a Redis Cluster: give any of its masters (several,
+                                comma-separated, so that one down at start is no matter)
       --cluster-partitions N    streams the log is split into, 1–1024 (default 16; the same on
                                 every node)
       --cluster-snapshot-interval DURATION
@@ -182,8 +184,10 @@ enum ServeCommand {
             config.useLibev = loop == "libev"
         }
         if let url = flags.string("cluster") {
-            guard let address = RedisAddress(url: url) else { throw UsageError("--cluster: \(url) is not redis://HOST:PORT") }
-            config.clusterAddress = address
+            guard let seeds = RedisAddress.seeds(url: url) else {
+                throw UsageError("--cluster: \(url) is not redis://HOST:PORT (or several, comma-separated, for a Redis Cluster)")
+            }
+            config.clusterSeeds = seeds
         }
         config.clusterPartitions = try flags.int("cluster-partitions", range: 1...1024) ?? config.clusterPartitions
         config.clusterSnapshotIntervalMs = try flags.durationMs("cluster-snapshot-interval") ?? config.clusterSnapshotIntervalMs
@@ -355,7 +359,7 @@ enum ServeCommand {
     /// applied from the log (trails, event replay): rebuilt from the snapshot and the log at
     /// every start, so it lives in its own directory, emptied first.
     static func storeDirectory(_ config: HubConfig) throws -> String {
-        guard config.clusterAddress != nil else { return config.dataDirectory }
+        guard config.clusterSeeds != nil else { return config.dataDirectory }
         let directory = (config.dataDirectory as NSString).appendingPathComponent("cluster-node")
         let files = FileManager.default
         if files.fileExists(atPath: directory) {

@@ -117,7 +117,7 @@ import TrackHubRedis
     }
 
     @Test func theGridStartsAtTheNextSubTick() {
-        let state = ClusterState(nodeID: "n", partitions: 1, writer: ClusterLogWriter(address: RedisAddress(host: "127.0.0.1", port: 1)), applied: [.zero], tickHz: 10, phases: 20)
+        let state = ClusterState(nodeID: "n", partitions: 1, writer: ClusterLogWriter(seeds: [RedisAddress(host: "127.0.0.1", port: 1)]), applied: [.zero], tickHz: 10, phases: 20)
         #expect(state.periodMs == 100 && state.subTickMs == 5)
         #expect(state.firstTick(after: 1000) == 1005)
         #expect(state.firstTick(after: 1004) == 1005)

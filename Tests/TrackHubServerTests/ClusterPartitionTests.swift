@@ -19,7 +19,7 @@ import TrackHubTesting
         let leases: PartitionLeases
         init(_ redis: RedisProcess, _ name: String, partitions: Int) {
             let owned = self.owned
-            leases = PartitionLeases(address: redis.address, nodeID: name, partitions: partitions, leaseMs: 1000) { round in
+            leases = PartitionLeases(seeds: [redis.address], nodeID: name, partitions: partitions, leaseMs: 1000) { round in
                 owned.set.withLock { $0 = round.owned ?? [] }
             }
         }

@@ -11,7 +11,7 @@ import TrackHubTesting
     @Test func writerAndReaderCarryEveryEntryInOrder() throws {
         guard let redis = try RedisProcess.start() else { return }
         defer { redis.stop() }
-        let writer = ClusterLogWriter(address: redis.address)
+        let writer = ClusterLogWriter(seeds: [redis.address])
         writer.start()
         defer { writer.stop() }
         let acked = Mutex<[StreamID]>([])
@@ -26,7 +26,7 @@ import TrackHubTesting
         let seen = Mutex<[ClusterCommand]>([])
         let watermark = Mutex<Int64>(.min)
         let reader = ClusterLogReader(
-            address: redis.address, partitions: 4, after: Array(repeating: .zero, count: 4),
+            seeds: [redis.address], partitions: 4, after: Array(repeating: .zero, count: 4),
             deliver: { batch in
                 seen.withLock { $0 += batch.entries.compactMap { ClusterCommand.decode($0.payload) } }
                 watermark.withLock { $0 = max($0, batch.watermark) }
@@ -54,7 +54,7 @@ import TrackHubTesting
     @Test func appendsFailWhileRedisIsDownAndRecover() throws {
         guard let redis = try RedisProcess.start() else { return }
         defer { redis.stop() }
-        let writer = ClusterLogWriter(address: redis.address)
+        let writer = ClusterLogWriter(seeds: [redis.address])
         writer.start()
         defer { writer.stop() }
         func append() throws -> Result<StreamID, RedisError> {

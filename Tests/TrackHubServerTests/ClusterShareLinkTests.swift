@@ -18,7 +18,7 @@ import TrackHubTesting
     static func node(_ redis: RedisProcess, snapshotEveryMs: Int64 = 1000) throws -> TestHub {
         try TestHub {
             $0.jwtSecret = secret
-            $0.clusterAddress = redis.address
+            $0.clusterSeeds = [redis.address]
             $0.clusterPartitions = 4
             $0.clusterSnapshotIntervalMs = snapshotEveryMs
         }

@@ -25,7 +25,7 @@ import TrackHubTesting
                 guard let redis = try RedisProcess.start() else { return nil }
                 self.redis = redis
                 hub = try TestHub {
-                    $0.clusterAddress = redis.address
+                    $0.clusterSeeds = [redis.address]
                     $0.clusterPartitions = 4
                 }
             }

@@ -165,7 +165,7 @@ public final class Hub: @unchecked Sendable {
     // MARK: - Start-up
 
     private func makeCommandLog() -> any CommandLog {
-        if let address = config.clusterAddress { return RedisCommandLog(hub: self, address: address) }
+        if let seeds = config.clusterSeeds { return RedisCommandLog(hub: self, seeds: seeds) }
         return LocalCommandLog(hub: self)
     }
 

@@ -59,8 +59,9 @@ public struct HubConfig: Sendable {
     public var logFormat = "text"
     /// libev (epoll) in production; tests run several hubs in one process on the poll loop.
     public var useLibev = true
-    /// Cluster mode (docs/cluster.md): the Redis holding the shared log; nil for one hub alone.
-    public var clusterAddress: RedisAddress?
+    /// Cluster mode (docs/cluster.md): the Redis holding the shared log (one server, or the
+    /// seeds of a Redis Cluster, any of which answers); nil for one hub alone.
+    public var clusterSeeds: [RedisAddress]?
     /// Streams the log is split into; every node of a cluster must use the same number.
     public var clusterPartitions = 16
     /// How often a node writes a state snapshot to Redis (one node per interval).

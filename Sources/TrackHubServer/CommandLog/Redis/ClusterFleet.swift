@@ -21,15 +21,15 @@ final class ClusterFleet: Sendable {
         var stopping = false
     }
 
-    private let address: RedisAddress
+    private let seeds: [RedisAddress]
     private let partitions: Int
     private let ttlMs: Int64
     private let shared = Mutex(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(address: RedisAddress, partitions: Int, ttlMs: Int64) {
-        self.address = address
+    init(seeds: [RedisAddress], partitions: Int, ttlMs: Int64) {
+        self.seeds = seeds
         self.partitions = partitions
         self.ttlMs = ttlMs
     }
@@ -62,7 +62,7 @@ final class ClusterFleet: Sendable {
     }
 
     private func run() {
-        var redis = RedisReconnect(address: address, timeoutMs: 2000)
+        var redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
         while true {
             _ = wake.wait(timeout: .now() + 1)
             let (publish, stopping) = shared.withLock { s -> ([Int: [FleetMember]]?, Bool) in

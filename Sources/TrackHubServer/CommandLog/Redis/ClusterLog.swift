@@ -12,7 +12,21 @@ enum ClusterLog {
     /// The field of a stream entry holding the command.
     static let entryField = "e"
 
-    static func streamKey(_ partition: Int) -> String { "trackhub:log:\(partition)" }
+    /// A partition's stream. The hash tag `{p<n>}` puts the stream, its snapshot, its lease
+    /// and its fleet positions in one slot of a Redis Cluster (on one master).
+    static func streamKey(_ partition: Int) -> String { "trackhub:{p\(partition)}:log" }
+
+    /// The stream key of partitions before they were hash-tagged (`trackhub:log:<n>`), renamed
+    /// on a single Redis when a node starts (`RedisCommandLog.join`).
+    static func legacyStreamKey(_ partition: Int) -> String { "trackhub:log:\(partition)" }
+
+    /// The partition a stream key names, if it is one of `partitions`.
+    static func partition(ofStreamKey key: String, partitions: Int) -> Int? {
+        guard key.hasPrefix("trackhub:{p"), key.hasSuffix("}:log"),
+            let p = Int(key.dropFirst("trackhub:{p".count).dropLast("}:log".count)), (0..<partitions).contains(p)
+        else { return nil }
+        return p
+    }
 
     /// The partition of a trip: all its commands go to one stream, so they are totally ordered.
     /// FNV-1a over the id's bytes: the same on every node and every run (Swift's Hasher is not).

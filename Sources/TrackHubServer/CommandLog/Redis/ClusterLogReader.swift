@@ -43,7 +43,7 @@ final class ClusterLogReader: Sendable {
     static let entriesPerRead = 1000
     static let idlePauseMicros: UInt32 = 2000
 
-    private let address: RedisAddress
+    private let seeds: [RedisAddress]
     private let partitions: Int
     private let deliver: @Sendable (ClusterReadBatch) -> Void
     private let connectionChanged: @Sendable (Bool, String?) -> Void
@@ -59,11 +59,11 @@ final class ClusterLogReader: Sendable {
     ///   - deliver: called on the reader's thread with each batch; call `consumed()` once applied.
     ///   - connectionChanged: called when the connection comes up (true) or breaks (false, why).
     init(
-        address: RedisAddress, partitions: Int, after: [StreamID],
+        seeds: [RedisAddress], partitions: Int, after: [StreamID],
         deliver: @escaping @Sendable (ClusterReadBatch) -> Void,
         connectionChanged: @escaping @Sendable (Bool, String?) -> Void
     ) {
-        self.address = address
+        self.seeds = seeds
         self.partitions = partitions
         self.positions = Mutex((after, Array(repeating: 0, count: partitions)))
         self.deliver = deliver
@@ -98,7 +98,7 @@ final class ClusterLogReader: Sendable {
     }
 
     private func run() {
-        var redis = RedisReconnect(address: address, timeoutMs: 2000)
+        var redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
         var wasUp: Bool?
         let keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
         while !stopping.withLock({ $0 }) {
@@ -169,7 +169,7 @@ final class ClusterLogReader: Sendable {
         if case .error(let message) = read { throw .refused(message) }
         for stream in read.elements ?? [] {
             guard let pair = stream.elements, pair.count == 2, let key = pair[0].text,
-                let partition = Int(key.dropFirst("trackhub:log:".count)), (0..<partitions).contains(partition),
+                let partition = ClusterLog.partition(ofStreamKey: key, partitions: partitions),
                 let items = pair[1].elements
             else { throw .refused("unexpected XREAD reply") }
             var last: StreamID?

@@ -30,13 +30,13 @@ final class ClusterLogWriter: Sendable {
     /// Past this many queued appends, new ones fail at once (`unavailable`).
     static let maxQueued = 100_000
 
-    private let address: RedisAddress
+    private let seeds: [RedisAddress]
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(address: RedisAddress) {
-        self.address = address
+    init(seeds: [RedisAddress]) {
+        self.seeds = seeds
     }
 
     /// True while the last round trip (or connect) succeeded.
@@ -75,7 +75,7 @@ final class ClusterLogWriter: Sendable {
     }
 
     private func run() {
-        var redis = RedisReconnect(address: address, timeoutMs: 2000)
+        var redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
         while true {
             wake.wait()
             let (batch, stopping, reconnect) = state.withLock { s -> ([Item], Bool, Bool) in
@@ -85,7 +85,7 @@ final class ClusterLogWriter: Sendable {
                 if reconnect { s.reconnectBeforeNextSend = false }
                 return (taken, s.stopping, reconnect)
             }
-            if reconnect { redis = RedisReconnect(address: address, timeoutMs: 2000) }
+            if reconnect { redis = RedisReconnect(seeds: seeds, timeoutMs: 2000) }
             if !batch.isEmpty { send(batch, over: &redis) }
             if stopping {
                 let rest = state.withLock { s -> [Item] in

@@ -33,7 +33,7 @@ final class PartitionLeases: Sendable {
         var liveHubs: Int
     }
 
-    private let address: RedisAddress
+    private let seeds: [RedisAddress]
     private let nodeID: String
     private let partitions: Int
     private let leaseMs: Int64
@@ -41,8 +41,8 @@ final class PartitionLeases: Sendable {
     private let stopping = Mutex(false)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(address: RedisAddress, nodeID: String, partitions: Int, leaseMs: Int64, report: @escaping @Sendable (Round) -> Void) {
-        self.address = address
+    init(seeds: [RedisAddress], nodeID: String, partitions: Int, leaseMs: Int64, report: @escaping @Sendable (Round) -> Void) {
+        self.seeds = seeds
         self.nodeID = nodeID
         self.partitions = partitions
         self.leaseMs = leaseMs
@@ -62,7 +62,7 @@ final class PartitionLeases: Sendable {
     }
 
     private func run() {
-        var redis = RedisReconnect(address: address, timeoutMs: Int(min(leaseMs / 2, 2000)))
+        var redis = RedisReconnect(seeds: seeds, timeoutMs: Int(min(leaseMs / 2, 2000)))
         var owned = Set<Int>()
         var generator = SystemRandomNumberGenerator()
         while !stopping.withLock({ $0 }) {
@@ -92,7 +92,7 @@ final class PartitionLeases: Sendable {
     }
 
     /// One round: announce, read every lease, renew ours, then take or release at most a few.
-    private func round(_ redis: RedisConnection, owned: inout Set<Int>, random: inout SystemRandomNumberGenerator) throws(RedisError) -> Round {
+    private func round(_ redis: RedisClient, owned: inout Set<Int>, random: inout SystemRandomNumberGenerator) throws(RedisError) -> Round {
         let now = systemWallClockMillis()
         var read: [[[UInt8]]] = [
             ["ZADD", Self.hubsKey, String(now + leaseMs), nodeID].map { Array(redis: $0) },

@@ -12,13 +12,14 @@ extension RedisCommandLog {
     /// of the devices and share links, and sets the log reader to replay from there. Trips
     /// come per partition, as the node starts applying one (+Partitions).
     func join() throws {
-        let redis = try connectForStartup(address)
+        let redis = try connectForStartup()
         let partitions = hub.config.clusterPartitions
+        if !redis.isCluster { try renameLegacyStreams(redis, partitions: partitions) }
         // The first node fixes the partition count; every later one must agree.
         _ = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.partitionsKey), Array(redis: String(partitions)), Array(redis: "NX")])
         let stored = try redis.command([Array(redis: "GET"), Array(redis: ClusterLog.partitionsKey)]).int
         guard stored == Int64(partitions) else {
-            throw ClusterStartError("--cluster-partitions: this cluster's log has \(stored.map(String.init) ?? "?") partitions (\(ClusterLog.partitionsKey) in \(address)); start every node with the same number")
+            throw ClusterStartError("--cluster-partitions: this cluster's log has \(stored.map(String.init) ?? "?") partitions (\(ClusterLog.partitionsKey) in \(seedsText)); start every node with the same number")
         }
         var positions = Array(repeating: StreamID.zero, count: partitions)
         var watermark = Int64.min
@@ -34,7 +35,7 @@ extension RedisCommandLog {
             do {
                 snapshot = try ClusterSnapshot.decode(bytes)
             } catch {
-                throw ClusterStartError("\(key) in \(address) cannot be read (\(error)); delete it to rebuild from the log")
+                throw ClusterStartError("\(key) in \(seedsText) cannot be read (\(error)); delete it to rebuild from the log")
             }
             guard snapshot.partitions == partitions, snapshot.positions.count == partitions else {
                 throw ClusterStartError("\(key) was written for \(snapshot.partitions) partitions")
@@ -48,14 +49,14 @@ extension RedisCommandLog {
         // The node's own store was wiped: the cluster's links are the snapshot's and the log's.
         hub.shareLinks.restore(shares)
         hub.shareLinks.forgetExpired(nowMs: hub.clock.wallMillis())
-        let writer = ClusterLogWriter(address: address)
+        let writer = ClusterLogWriter(seeds: seeds)
         let nodeID = ClusterState.makeNodeID()
         let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
         state.watermark = watermark
         state.devices = devices
         state.lastSnapshotAt = hub.clock.wallMillis()
         state.reader = ClusterLogReader(
-            address: address, partitions: partitions, after: positions,
+            seeds: seeds, partitions: partitions, after: positions,
             deliver: { [self] batch in hub.runOnServiceThread { [self] in applyLogBatch(batch) } },
             connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }
@@ -65,18 +66,34 @@ extension RedisCommandLog {
                     self.state.readerError = why
                 }
             })
-        state.leases = PartitionLeases(address: address, nodeID: nodeID, partitions: partitions, leaseMs: hub.config.clusterLeaseMs) { [self] round in
+        state.leases = PartitionLeases(seeds: seeds, nodeID: nodeID, partitions: partitions, leaseMs: hub.config.clusterLeaseMs) { [self] round in
             hub.runOnServiceThread { [self] in leasesReported(round) }
         }
-        state.fleet = ClusterFleet(address: address, partitions: partitions, ttlMs: max(3 * hub.config.clusterLeaseMs, 3000))
+        state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * hub.config.clusterLeaseMs, 3000))
         self.state = state
     }
 
-    private func connectForStartup(_ address: RedisAddress) throws -> RedisConnection {
+    /// The seeds as the `--cluster` flag gave them, for messages.
+    var seedsText: String { seeds.map(\.description).joined(separator: ",") }
+
+    /// Partition streams were `trackhub:log:<n>` before they were hash-tagged for Redis
+    /// Cluster: on a single Redis (where a rename may cross slots) the first node of the new
+    /// version renames them, so an upgraded cluster keeps its log. `RENAMENX` does nothing
+    /// where the new key exists already; a missing old key is an error reply, ignored.
+    private func renameLegacyStreams(_ redis: RedisClient, partitions: Int) throws {
+        let renames = (0..<partitions).map { p in
+            ["RENAMENX", ClusterLog.legacyStreamKey(p), ClusterLog.streamKey(p)].map { Array(redis: $0) }
+        }
+        let replies = try redis.pipeline(renames)
+        let renamed = replies.filter { $0 == .integer(1) }.count
+        if renamed > 0 { logWarning("cluster log: renamed \(renamed) partition streams to their hash-tagged keys (trackhub:{p<n>}:log)") }
+    }
+
+    private func connectForStartup() throws -> RedisClient {
         let deadline = systemMonotonicMicros() / 1000 + Self.clusterStartDeadlineMs
         while true {
             do {
-                return try RedisConnection(address, timeoutMs: 5000)
+                return try RedisClient(seeds: seeds, timeoutMs: 5000)
             } catch {
                 if systemMonotonicMicros() / 1000 >= deadline {
                     throw ClusterStartError("--cluster: \(error) (tried for \(Self.clusterStartDeadlineMs / 1000) s)")

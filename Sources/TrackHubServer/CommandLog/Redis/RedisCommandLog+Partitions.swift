@@ -91,7 +91,7 @@ extension RedisCommandLog {
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             let loaded: Result<PartitionSnapshot, Error>
             do {
-                let redis = try RedisConnection(address, timeoutMs: 5000)
+                let redis = try RedisClient(seeds: seeds, timeoutMs: 5000)
                 let snapshot = try PartitionSnapshot.load(p, partitions: partitions, from: redis) ?? PartitionSnapshot(partition: p)
                 loaded = .success(snapshot)
             } catch {
@@ -185,7 +185,7 @@ extension RedisCommandLog {
         DispatchQueue.global(qos: .utility).async { [self] in
             var written = 0
             do {
-                let redis = try RedisConnection(address, timeoutMs: 5000)
+                let redis = try RedisClient(seeds: seeds, timeoutMs: 5000)
                 for head in heads {
                     let trips = try (captured[head.p] ?? []).map { item in
                         ClusterSnapshot.TripRecord(
@@ -240,7 +240,7 @@ struct PartitionSnapshot: Codable, Sendable {
 
     /// The partition's snapshot, or its trips in a one-key snapshot written before
     /// partitions had their own (`trackhub:snapshot`); nil: neither (start from the log's start).
-    static func load(_ p: Int, partitions: Int, from redis: RedisConnection) throws -> PartitionSnapshot? {
+    static func load(_ p: Int, partitions: Int, from redis: RedisClient) throws -> PartitionSnapshot? {
         if let bytes = try redis.command([Array(redis: "GET"), Array(redis: key(p))]).bytes {
             let snapshot = try JSONDecoder().decode(PartitionSnapshot.self, from: Data(bytes))
             guard snapshot.partition == p else { throw ClusterStartError("\(key(p)) holds partition \(snapshot.partition)") }

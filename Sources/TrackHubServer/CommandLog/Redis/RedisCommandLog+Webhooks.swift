@@ -4,7 +4,7 @@ import Foundation
 /// partition's owner delivers its trips' events (`WebhookScope`).
 extension RedisCommandLog {
     func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?) {
-        (RedisWebhookPositions(address: address), state.webhookScope)
+        (RedisWebhookPositions(seeds: seeds), state.webhookScope)
     }
 
     /// The partitions this node owns and has applied: whose webhooks it delivers.

@@ -18,7 +18,7 @@ import TrackHubStore
 /// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
 final class RedisCommandLog: CommandLog, @unchecked Sendable {
     unowned let hub: Hub
-    let address: RedisAddress
+    let seeds: [RedisAddress]
     /// Set by `restore` (joining the cluster); the service thread owns it afterwards.
     var state: ClusterState!
 
@@ -31,9 +31,9 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
     var counters = Counters()
 
-    init(hub: Hub, address: RedisAddress) {
+    init(hub: Hub, seeds: [RedisAddress]) {
         self.hub = hub
-        self.address = address
+        self.seeds = seeds
     }
 
     func restore() throws {

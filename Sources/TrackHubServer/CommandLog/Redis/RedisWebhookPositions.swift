@@ -13,8 +13,8 @@ final class RedisWebhookPositions: WebhookPositionKeeper {
 
     private var redis: RedisReconnect
 
-    init(address: RedisAddress) {
-        redis = RedisReconnect(address: address, timeoutMs: 2000)
+    init(seeds: [RedisAddress]) {
+        redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
     }
 
     func load(urls: [String], lastEvents: [String: Int], now: Int64) throws(WebhookError) -> [String: [String: Int]] {
@@ -63,7 +63,7 @@ final class RedisWebhookPositions: WebhookPositionKeeper {
         }
     }
 
-    private func writeAll(_ connection: RedisConnection, url: String, _ positions: [String: Int]) throws(RedisError) {
+    private func writeAll(_ connection: RedisClient, url: String, _ positions: [String: Int]) throws(RedisError) {
         let pairs = Array(positions)
         var start = 0
         while start < pairs.count {
