@@ -14,7 +14,7 @@ want_test=0
 # planetsplitter for `trackhub router build`, and its profiles and tagging rules.
 packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libcurl4-openssl-dev libjs-leaflet libroutino-dev routino routino-common)
 if [ "$want_test" = 1 ]; then
-  packages+=(chromium chromium-driver python3-pip redis-server haproxy)
+  packages+=(chromium chromium-driver python3-pip redis-server redis-tools haproxy)
 fi
 
 missing=()

@@ -21,7 +21,7 @@ public enum RedisSlot {
     }
 
     /// CRC-16/XMODEM (polynomial 0x1021, initial value 0), bit by bit: keys are short.
-    static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+    public static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
         var crc: UInt16 = 0
         for byte in bytes {
             crc ^= UInt16(byte) << 8

@@ -41,6 +41,26 @@ public enum Loopback {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A loopback port `p` such that `p` and `p + 10 000` were both free a moment ago: a
+    /// Redis Cluster node listens on both (its cluster bus on the second).
+    public static func freePortWithBus() throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000..<30_000)
+            if isFree(port) && isFree(port + 10_000) { return port }
+        }
+        throw TestFailure(description: "no free port pair p, p + 10000 in 20000-39999")
+    }
+
+    private static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopbackAddress(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
     private static func loopbackAddress(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

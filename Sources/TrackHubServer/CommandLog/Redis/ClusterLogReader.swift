@@ -22,14 +22,27 @@ struct ClusterReadBatch: Sendable {
     /// Per partition, the reset epoch the read was made in (`ClusterLogReader.reset`): entries
     /// read before a partition was reset to an older position are not part of its new start.
     var epochs: [Int] = []
+
+    /// This batch and one read from another master in the same round: the watermark and
+    /// time are the lower (each master stamps its own streams' entries).
+    func merged(with other: ClusterReadBatch) -> ClusterReadBatch {
+        var out = self
+        out.entries += other.entries
+        out.lastIDs.merge(other.lastIDs) { max($0, $1) }
+        out.watermark = min(watermark, other.watermark)
+        out.time = min(time, other.time)
+        out.full.merge(other.full) { min($0, $1) }
+        return out
+    }
 }
 
 /// Tails every partition of the cluster log on its own thread and connection.
 ///
-/// Each round trip is one pipeline: `TIME`, then `XREAD COUNT n` over all partitions from the
-/// last ids read. Redis runs the two back to back, so every entry added before the `TIME`
-/// answer is in this reply or an earlier one: `TIME` is the watermark that lets a node tick
-/// the shared grid without ever missing an entry before it (docs/cluster.md).
+/// Each round is one pipeline per master: `TIME`, then `XREAD COUNT n` of the partitions it
+/// serves from the last ids read (`readOnce`). Redis runs them back to back, so every entry
+/// added before the `TIME` answer is in this reply or an earlier one: `TIME` (the lowest
+/// over the masters of a Redis Cluster) is the watermark that lets a node tick the shared
+/// grid without ever missing an entry before it (docs/cluster.md).
 ///
 /// The read does not block in Redis: a blocked XREAD's timeout is only checked `hz` times a
 /// second (10 by default), which held the watermark 100–200 ms behind and every frame with
@@ -45,6 +58,7 @@ final class ClusterLogReader: Sendable {
 
     private let seeds: [RedisAddress]
     private let partitions: Int
+    private let keys: [[UInt8]]
     private let deliver: @Sendable (ClusterReadBatch) -> Void
     private let connectionChanged: @Sendable (Bool, String?) -> Void
     /// Batches the hub may hold at once. Starts at 0 and is signalled twice in `init`:
@@ -65,6 +79,7 @@ final class ClusterLogReader: Sendable {
     ) {
         self.seeds = seeds
         self.partitions = partitions
+        self.keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
         self.positions = Mutex((after, Array(repeating: 0, count: partitions)))
         self.deliver = deliver
         self.connectionChanged = connectionChanged
@@ -100,26 +115,24 @@ final class ClusterLogReader: Sendable {
     private func run() {
         var redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
         var wasUp: Bool?
-        let keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
         while !stopping.withLock({ $0 }) {
             let (after, epochs) = positions.withLock { ($0.ids, $0.epochs) }
-            let batch: ClusterReadBatch
+            var batch: ClusterReadBatch
             do {
-                let connection = try redis.get()
-                var xread: [[UInt8]] = [Array(redis: "XREAD"), Array(redis: "COUNT"), Array(redis: String(Self.entriesPerRead)),
-                                        Array(redis: "STREAMS")]
-                xread += keys
-                xread += after.map { Array(redis: $0.description) }
-                let replies: [RedisValue]
+                let client = try redis.get()
                 do throws(RedisError) {
-                    replies = try connection.pipeline([[Array(redis: "TIME")], xread])
+                    guard let read = try readOnce(client, after: after) else {
+                        // A slot moved (a reshard): the map is read again; so is the log, at the poll pace.
+                        try client.refreshSlots()
+                        usleep(Self.idlePauseMicros)
+                        continue
+                    }
+                    batch = read
                 } catch {
-                    redis.noteFailure(error)  // `get` keeps its own backoff; this is a new failure
+                    if case .io = error { redis.noteFailure(error) }  // `get` keeps its own backoff; this is a new failure
                     throw error
                 }
-                var parsed = try Self.parse(time: replies[0], read: replies[1], partitions: partitions)
-                parsed.epochs = epochs
-                batch = parsed
+                batch.epochs = epochs
             } catch {
                 if wasUp != false { connectionChanged(false, "\(error)") }
                 wasUp = false
@@ -144,6 +157,48 @@ final class ClusterLogReader: Sendable {
         stopped.signal()
     }
 
+    /// One read of every partition: per master, one pipeline of `TIME` then the reads of the
+    /// partitions it serves (Redis runs them back to back, so its `TIME` bounds what they
+    /// missed). On one Redis that is one `XREAD` of every stream; in a Redis Cluster, where
+    /// one command may only name keys of one slot, one `XREAD` per partition. The batch's
+    /// watermark and time are the lowest over the masters (each stamps its own entries).
+    /// Nil when a read was redirected (`MOVED`/`ASK`: its slot is moving to another master).
+    private func readOnce(_ client: RedisClient, after: [StreamID]) throws(RedisError) -> ClusterReadBatch? {
+        var byMaster: [(master: RedisAddress, partitions: [Int])] = []
+        for p in 0..<partitions {
+            let master = try client.master(forKey: keys[p])
+            if let i = byMaster.firstIndex(where: { $0.master == master }) {
+                byMaster[i].partitions.append(p)
+            } else {
+                byMaster.append((master, [p]))
+            }
+        }
+        var merged: ClusterReadBatch?
+        for (master, served) in byMaster {
+            let reads: [[[UInt8]]]
+            if client.isCluster {
+                reads = served.map { xread(keys: [keys[$0]], after: [after[$0]]) }
+            } else {
+                reads = [xread(keys: served.map { keys[$0] }, after: served.map { after[$0] })]
+            }
+            let replies = try client.pipeline([[Array(redis: "TIME")]] + reads, at: master)
+            if replies.dropFirst().contains(where: Self.isRedirect) { return nil }
+            let batch = try Self.parse(time: replies[0], reads: Array(replies.dropFirst()), partitions: partitions)
+            merged = merged.map { $0.merged(with: batch) } ?? batch
+        }
+        return merged
+    }
+
+    private func xread(keys: [[UInt8]], after: [StreamID]) -> [[UInt8]] {
+        [Array(redis: "XREAD"), Array(redis: "COUNT"), Array(redis: String(Self.entriesPerRead)), Array(redis: "STREAMS")]
+            + keys + after.map { Array(redis: $0.description) }
+    }
+
+    private static func isRedirect(_ reply: RedisValue) -> Bool {
+        if case .error(let message) = reply { return message.hasPrefix("MOVED ") || message.hasPrefix("ASK ") }
+        return false
+    }
+
     /// Waits up to `milliseconds`, returning early (true) when asked to stop.
     private func stoppedProbe(milliseconds: Int) -> Bool {
         let deadline = systemMonotonicMicros() / 1000 + Int64(milliseconds)
@@ -157,6 +212,11 @@ final class ClusterLogReader: Sendable {
     /// Turns `TIME` and `XREAD` replies into a batch. A partition that returned a full
     /// `COUNT` may have more entries waiting: the watermark then stops at its last entry's ms.
     static func parse(time: RedisValue, read: RedisValue, partitions: Int) throws(RedisError) -> ClusterReadBatch {
+        try parse(time: time, reads: [read], partitions: partitions)
+    }
+
+    /// `parse` for a `TIME` followed by several `XREAD`s on one master.
+    static func parse(time: RedisValue, reads: [RedisValue], partitions: Int) throws(RedisError) -> ClusterReadBatch {
         guard let parts = time.elements, parts.count == 2, let seconds = parts[0].int, let micros = parts[1].int else {
             throw .refused("unexpected TIME reply \(time)")
         }
@@ -166,6 +226,7 @@ final class ClusterLogReader: Sendable {
         var full: [Int: Int64] = [:]
         var entries: [ClusterReadBatch.Entry] = []
         var lastIDs: [Int: StreamID] = [:]
+        for read in reads {
         if case .error(let message) = read { throw .refused(message) }
         for stream in read.elements ?? [] {
             guard let pair = stream.elements, pair.count == 2, let key = pair[0].text,
@@ -193,6 +254,7 @@ final class ClusterLogReader: Sendable {
                 watermark = min(watermark, last.ms - 1)
                 full[partition] = last.ms - 1
             }
+        }
         }
         return ClusterReadBatch(entries: entries, lastIDs: lastIDs, watermark: watermark, time: time, full: full)
     }
