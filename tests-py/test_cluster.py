@@ -237,6 +237,10 @@ class RedisServer:
     def client(self):
         return Resp(self.port)
 
+    def get(self, key):
+        with self.client() as r:
+            return r.call("GET", key)
+
     def terminate(self, timeout=20):
         """SIGTERM (Redis writes the AOF and exits), waits for the exit; SIGKILL if it hangs."""
         if self.proc is None or self.proc.poll() is not None:

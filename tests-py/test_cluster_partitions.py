@@ -21,13 +21,20 @@ Waits are conditions polled with deadlines; no assertion depends on speed.
 import asyncio
 import collections
 import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_cluster  # noqa: E402
-from test_cluster import PARTITIONS, ROUTE, ClusterTestCase, east, fnv1a64, pair_frames, trail_ts  # noqa: E402
+from test_cluster import (  # noqa: E402
+    PARTITIONS, POLL_S, ROUTE, ClusterTestCase, Resp, RespError, east, fnv1a64, pair_frames, redis_server_path, trail_ts)
 from hubproc import Courier  # noqa: E402
 
 LEASE = "2s"
@@ -148,9 +155,129 @@ class TestClusterPartitions(ClusterTestCase):
 
     def owner_is(self, hub, partition):
         """Whether `hub` holds the partition's lease (a node id is `<host>-<pid>-<random>`)."""
-        with self.redis.client() as r:
-            holder = r.call("GET", "trackhub:{p%d}:lease" % partition)
+        holder = self.redis.get("trackhub:{p%d}:lease" % partition)
         return holder is not None and f"-{hub.proc.pid}-" in holder.decode()
+
+
+def port_with_bus():
+    """A port p such that p and p + 10000 (a cluster node's bus) were both free a moment ago."""
+    for _ in range(200):
+        port = random.randrange(20000, 30000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+            return port
+        except OSError:
+            continue
+    raise AssertionError("no free port pair p, p + 10000")
+
+
+class RedisClusterServers:
+    """A Redis Cluster of three masters on loopback: three `redis-server --cluster-enabled yes`
+    joined by `redis-cli --cluster create`; `url` names all three (the hubs' --cluster seeds)."""
+
+    def __init__(self, directory, masters=3):
+        self.dir = directory
+        self.count = masters
+        self.ports = []
+        self.procs = []
+        self.proc = self  # test_cluster's logs() asks self.redis.proc.poll()
+
+    @property
+    def url(self):
+        return ",".join(f"redis://127.0.0.1:{p}" for p in self.ports)
+
+    def start(self):
+        if shutil.which("redis-cli") is None:
+            raise unittest.SkipTest("redis-cli is not installed: scripts/install-deps.sh --test installs it")
+        while len(self.ports) < self.count:
+            port = port_with_bus()
+            if port not in self.ports:
+                self.ports.append(port)
+        for port in self.ports:
+            d = os.path.join(self.dir, str(port))
+            os.makedirs(d, exist_ok=True)
+            log = open(os.path.join(d, "redis.log"), "ab")
+            self.procs.append(subprocess.Popen(
+                [redis_server_path(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                 "--dir", d, "--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
+                 "--cluster-node-timeout", "2000"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            log.close()
+        for port in self.ports:
+            self._wait(lambda: self._call(port, "PING") == "PONG", f"redis-server {port} answers PING")
+        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
+                        "--cluster-replicas", "0", "--cluster-yes"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60)
+        self._wait(lambda: all(b"cluster_state:ok" in (self._call(p, "CLUSTER", "INFO") or b"") for p in self.ports),
+                   "every master says cluster_state:ok")
+        return self
+
+    def _call(self, port, *args):
+        try:
+            with Resp(port, timeout=2.0) as r:
+                return r.call(*args)
+        except (OSError, ConnectionError, RespError):
+            return None
+
+    def _wait(self, condition, what, deadline_s=30):
+        end = time.monotonic() + deadline_s
+        while not condition():
+            if time.monotonic() > end:
+                raise AssertionError(f"{what}: not within {deadline_s} s")
+            time.sleep(POLL_S)
+
+    def get(self, key):
+        """GET from whichever master serves the key (the others answer MOVED)."""
+        for port in self.ports:
+            try:
+                with Resp(port, timeout=2.0) as r:
+                    return r.call("GET", key)
+            except RespError as e:
+                if "MOVED" not in str(e):
+                    raise
+        raise AssertionError(f"no master serves {key}")
+
+    def poll(self):
+        return None if all(p.poll() is None for p in self.procs) else 1
+
+    def log_tail(self, lines=6):
+        return "(three cluster nodes: logs in their directories)"
+
+    def kill(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait(timeout=10)
+
+
+class TestClusterPartitionsOnRedisCluster(TestClusterPartitions):
+    """The same two tests with the log on a three-master Redis Cluster (PROTOCOL 15: "Redis
+    Cluster works as well as one Redis"): the hubs are given all three masters as seeds."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="trackhub-rcluster-")
+        self.addCleanup(tmp.cleanup)
+        self.redis = RedisClusterServers(os.path.join(tmp.name, "redis"))
+        self.addCleanup(self.redis.kill)
+        self.redis.start()
+        self.hubs = {}
+        for name in "ABC":
+            self.hubs[name] = self.start_hub(name)
+
+    async def test_the_log_is_spread_over_the_masters(self):
+        await self.spread(self.hubs, "the partitions spread over A, B and C")
+        with_streams = [p for p in self.redis.ports
+                        if any(k.startswith(b"trackhub:{p") for k in (self._keys(p) or []))]
+        self.assertEqual(len(with_streams), 3, "every master holds some partitions' keys")
+
+    def _keys(self, port):
+        with Resp(port, timeout=2.0) as r:
+            return r.call("KEYS", "trackhub:*")
 
 
 if __name__ == "__main__":

@@ -330,6 +330,44 @@ class ComposeClusterTest(unittest.TestCase):
         compose_config_check(self, "compose.cluster.yaml")
 
 
+@unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
+class ComposeRedisClusterTest(unittest.TestCase):
+    """deploy/compose.rediscluster.yaml: three Redis masters in cluster mode (AOF), joined by a
+    one-shot redis-cli, three hubs given every master, HAProxy."""
+
+    def setUp(self):
+        self.doc = yaml.safe_load(read("compose.rediscluster.yaml"))
+        self.services = self.doc["services"]
+        self.masters = ["redis-1", "redis-2", "redis-3"]
+
+    def test_masters(self):
+        for name in self.masters:
+            command = self.services[name]["command"]
+            pairs = dict(zip(command[1::2], command[2::2]))
+            self.assertEqual(command[0], "redis-server")
+            self.assertEqual(pairs["--cluster-enabled"], "yes", name)
+            self.assertEqual(pairs["--cluster-announce-hostname"], name, "a master names itself by its service name")
+            self.assertEqual((pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "noeviction"), name)
+            self.assertTrue(pairs["--cluster-config-file"].startswith("/data/"), "nodes.conf on the volume")
+            self.assertNotIn("ports", self.services[name], "Redis has no password: do not publish it")
+        create = self.services["redis-cluster-create"]
+        self.assertIn("--cluster create", " ".join(create["command"]))
+        self.assertEqual({m: c["condition"] for m, c in create["depends_on"].items()},
+                         {m: "service_healthy" for m in self.masters})
+
+    def test_hubs_are_given_every_master_and_wait_for_the_cluster(self):
+        self.assertEqual(self.doc["name"], "trackhub-rediscluster")
+        for name in CLUSTER_HUBS:
+            hub = self.services[name]
+            seeds = [urllib.parse.urlsplit(u) for u in hub["environment"]["TRACKHUB_CLUSTER"].split(",")]
+            self.assertEqual([(u.scheme, u.hostname, u.port) for u in seeds], [("redis", m, 6379) for m in self.masters])
+            self.assertEqual(hub["depends_on"]["redis-cluster-create"]["condition"], "service_completed_successfully")
+        self.assertEqual(len({self.services[n]["volumes"][0] for n in CLUSTER_HUBS}), len(CLUSTER_HUBS))
+
+    def test_docker_compose_config(self):
+        compose_config_check(self, "compose.rediscluster.yaml")
+
+
 def kustomize(directory):
     """The objects `kubectl kustomize directory` would print, for the features these
     kustomizations use (resources: files and directories, namespace, images)."""
@@ -370,7 +408,7 @@ class KubernetesTest(unittest.TestCase):
     KDIR = os.path.join(DEPLOY, "kubernetes")
 
     def setUp(self):
-        self.overlays = {name: kustomize(os.path.join(self.KDIR, name)) for name in ("cluster", "single-hub")}
+        self.overlays = {name: kustomize(os.path.join(self.KDIR, name)) for name in ("cluster", "rediscluster", "single-hub")}
 
     def objects(self, overlay, kind):
         return [o for o in self.overlays[overlay] if o["kind"] == kind]
@@ -468,6 +506,28 @@ class KubernetesTest(unittest.TestCase):
         self.assertIn("redis-cli ping", " ".join(c["readinessProbe"]["exec"]["command"]))
         (policy,) = self.objects("cluster", "NetworkPolicy")
         self.assertTrue(selects(policy["spec"]["podSelector"]["matchLabels"], redis["spec"]["template"]["metadata"]["labels"]))
+
+    def test_rediscluster(self):
+        (redis,) = self.objects("rediscluster", "StatefulSet")
+        self.assertEqual(redis["spec"]["replicas"], 3)
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        pairs = dict(zip(c["args"][1::2], c["args"][2::2]))
+        self.assertEqual((pairs["--cluster-enabled"], pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "yes", "noeviction"))
+        self.assertEqual(pairs["--cluster-preferred-endpoint-type"], "hostname")
+        self.assertTrue(pairs["--cluster-announce-hostname"].startswith("$(POD_NAME)." + redis["spec"]["serviceName"]))
+        self.assertTrue(pairs["--cluster-config-file"].startswith("/data/"))
+        (job,) = self.objects("rediscluster", "Job")
+        self.assertIn("--cluster create", job["spec"]["template"]["spec"]["containers"][0]["command"][-1])
+        # The same hubs as ../cluster; their seed, trackhub-redis, selects the masters.
+        (dep,) = self.objects("rediscluster", "Deployment")
+        self.assertEqual(dep["spec"]["replicas"], 3)
+        _, env = self.hub_container(dep)
+        url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"]["value"])
+        service = self.one("rediscluster", "Service", url.hostname)
+        self.assertTrue(selects(service["spec"]["selector"], redis["spec"]["template"]["metadata"]["labels"]))
+        (policy,) = self.objects("rediscluster", "NetworkPolicy")
+        allowed = [p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]]
+        self.assertIn("bus", allowed, "the masters reach each other's cluster bus")
 
     def test_single_hub(self):
         (sts,) = self.objects("single-hub", "StatefulSet")
