@@ -23,27 +23,14 @@ import TrackHubTesting
         }
         try waitUntil("500 appends acked") { acked.withLock { $0.count } == 500 }
 
-        let seen = Mutex<[ClusterCommand]>([])
-        let watermark = Mutex<Int64>(.min)
-        let reader = ClusterLogReader(
-            seeds: [redis.address], partitions: 4, after: Array(repeating: .zero, count: 4),
-            deliver: { batch in
-                seen.withLock { $0 += batch.entries.compactMap { ClusterCommand.decode($0.payload) } }
-                watermark.withLock { $0 = max($0, batch.watermark) }
-            },
-            connectionChanged: { _, _ in })
-        var readerRef: ClusterLogReader? = reader
-        let consume = { readerRef?.consumed() }
-        reader.start()
+        let tail = LogTail(seeds: [redis.address], partitions: 4)
+        defer { tail.stop() }
         let lastAck = try #require(acked.withLock { $0.max() })
         try waitUntil("every entry read and the watermark past the last") {
-            consume()
-            return seen.withLock { $0.count } == 500 && watermark.withLock { $0 } >= lastAck.ms
+            return tail.commands.count == 500 && tail.watermark >= lastAck.ms
         }
-        reader.stop()
-        readerRef = nil
         // Per trip (one partition each) the entries come back in the order they were appended.
-        let requests = seen.withLock { $0 }
+        let requests = tail.commands
         for trip in 0..<7 {
             let mine = requests.filter { $0.trip == "trip-\(trip)" }.compactMap(\.request)
             #expect(mine == mine.sorted(), "trip-\(trip) out of order")

@@ -63,21 +63,10 @@ import TrackHubTesting
         }
         try append(0..<200)
 
-        let seen = Mutex<[ClusterCommand]>([])
-        let watermark = Mutex<Int64>(.min)
-        let reader = ClusterLogReader(
-            seeds: [cluster.masters[2]], partitions: partitions, after: Array(repeating: .zero, count: partitions),
-            deliver: { batch in
-                seen.withLock { $0 += batch.entries.compactMap { ClusterCommand.decode($0.payload) } }
-                watermark.withLock { $0 = max($0, batch.watermark) }
-            },
-            connectionChanged: { _, _ in })
-        var readerRef: ClusterLogReader? = reader
-        let consume = { readerRef?.consumed() }
-        reader.start()
+        let tail = LogTail(seeds: [cluster.masters[2]], partitions: partitions)
+        defer { tail.stop() }
         try waitUntil("the first 200 read") {
-            consume()
-            return seen.withLock { $0.count } == 200
+            return tail.commands.count == 200
         }
 
         // A client that knew the old map is told MOVED and follows; so are the writer and reader.
@@ -93,12 +82,9 @@ import TrackHubTesting
         try append(200..<400)
         let lastAck = try #require(acked.withLock { $0.max() })
         try waitUntil("every entry read and the watermark past the last") {
-            consume()
-            return seen.withLock { $0.count } == 400 && watermark.withLock { $0 } >= lastAck.ms
+            return tail.commands.count == 400 && tail.watermark >= lastAck.ms
         }
-        reader.stop()
-        readerRef = nil
-        let requests = seen.withLock { $0 }
+        let requests = tail.commands
         for trip in 0..<11 {
             let mine = requests.filter { $0.trip == "trip-\(trip)" }.compactMap(\.request)
             #expect(mine == (0..<400).filter { $0 % 11 == trip }.map(Int64.init), "trip-\(trip): out of order, lost or twice")
