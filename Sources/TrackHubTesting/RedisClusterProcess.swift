@@ -64,6 +64,9 @@ public final class RedisClusterProcess {
         try waitUntil("redis-server \(master) answers PING") {
             (try? RedisConnection(master, timeoutMs: 500).command([Array(redis: "PING")])) == .status("PONG")
         }
+        guard let child = processes[master], try RedisProcess.answers(master, as: child) else {
+            throw TestFailure(description: "another process answers on \(master) (its port was taken)")
+        }
     }
 
     /// The cluster's node id of `master` (`CLUSTER MYID`).

@@ -18,10 +18,22 @@ public final class RedisProcess {
             print("redis-server not installed: skipping (scripts/install-deps.sh --test installs it)")
             return nil
         }
-        let redis = RedisProcess(port: try Loopback.freePort())
-        try redis.restart()
-        return redis
+        // A port free a moment ago may be taken by another test's Redis before ours binds
+        // it: ours then exits, and the PING would be answered by the other one.
+        for attempt in 1...5 {
+            let redis = RedisProcess(port: try Loopback.freePort())
+            do {
+                try redis.restart()
+                return redis
+            } catch is PortTaken where attempt < 5 {
+                continue
+            }
+        }
+        throw TestFailure(description: "no port for redis-server")
     }
+
+    /// Our redis-server did not get the port: another process answers there.
+    struct PortTaken: Error {}
 
     private init(port: Int) {
         address = RedisAddress(host: "127.0.0.1", port: port)
@@ -38,6 +50,16 @@ public final class RedisProcess {
         try waitUntil("redis-server answers PING") {
             (try? RedisConnection(address, timeoutMs: 500).command([Array(redis: "PING")])) == .status("PONG")
         }
+        guard let child = process, try Self.answers(address, as: child) else {
+            stop()
+            throw PortTaken()
+        }
+    }
+
+    /// Whether the Redis answering at `address` is `child` (its `INFO server` process_id).
+    static func answers(_ address: RedisAddress, as child: ChildProcess) throws -> Bool {
+        let info = try RedisConnection(address, timeoutMs: 2000).command([Array(redis: "INFO"), Array(redis: "server")]).text ?? ""
+        return info.contains("process_id:\(child.pid)\r\n")
     }
 
     /// Stops Redis at once (SIGKILL: these tests do not need its data kept).
