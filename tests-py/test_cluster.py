@@ -12,7 +12,7 @@ RDB, its own directory) and three hubs A, B and C, each with its own data direct
 What the tests check (PROTOCOL.md sections 3-7 and the cluster design):
 
 * test_0_log_layout: the log lives where the design says (`trackhub:partitions` is 16; a
-  trip's commands are in stream `trackhub:log:<fnv1a64(id) % 16>`, field `e`, and in no
+  trip's commands are in stream `trackhub:{p<fnv1a64(id) % 16>}:log`, field `e`, and in no
   other partition).
 * test_1_same_frames_and_events_on_every_node: a routed trip created on A, viewers on A, B
   and C (frames, since_event 0), a courier on A driving it past a waypoint
@@ -500,10 +500,10 @@ class TestCluster(ClusterTestCase):
             home = fnv1a64(trip) % PARTITIONS
             found = {}
             for p in range(PARTITIONS):
-                entries = r.call("XRANGE", f"trackhub:log:{p}", "-", "+")
+                entries = r.call("XRANGE", "trackhub:{p%d}:log" % p, "-", "+")
                 for entry_id, fields in entries or []:
                     kv = dict(zip(fields[::2], fields[1::2]))
-                    self.assertIn(b"e", kv, f"entry {entry_id} of trackhub:log:{p} has no field e: {fields}")
+                    self.assertIn(b"e", kv, f"entry {entry_id} of trackhub:{{p{p}}}:log has no field e: {fields}")
                     json.loads(kv[b"e"])  # the command as JSON
                     if trip.encode() in kv[b"e"]:
                         found.setdefault(p, []).append(kv[b"e"])
@@ -794,8 +794,8 @@ class TestCluster(ClusterTestCase):
         # Remove every log entry: what a new node knows can only come from the snapshot.
         with self.redis.client() as r:
             for p in range(16):
-                r.call("XTRIM", f"trackhub:log:{p}", "MAXLEN", "0")
-            self.assertEqual(sum(r.call("XLEN", f"trackhub:log:{p}") for p in range(16)), 0)
+                r.call("XTRIM", "trackhub:{p%d}:log" % p, "MAXLEN", "0")
+            self.assertEqual(sum(r.call("XLEN", "trackhub:{p%d}:log" % p) for p in range(16)), 0)
 
         E = self.hubs["E"] = self.start_hub("E")
         await self.wait_health({"E": E}, 200)
@@ -893,7 +893,7 @@ class TestCluster(ClusterTestCase):
         await self.eventually(snapshot_devices, "a snapshot after the delete, with the loose device only")
         with self.redis.client() as r:
             for p in range(PARTITIONS):
-                r.call("XTRIM", f"trackhub:log:{p}", "MAXLEN", "0")
+                r.call("XTRIM", "trackhub:{p%d}:log" % p, "MAXLEN", "0")
         E = self.hubs["E"] = self.start_hub("E")
         await self.wait_health({"E": E}, 200)
         await self.eventually(same_device_everywhere(loose, "AE"), "the new node E knows the loose device")

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import os
+import random
 import re
 import shlex
 import shutil
@@ -366,6 +367,15 @@ class ComposeRedisClusterTest(unittest.TestCase):
 
     def test_docker_compose_config(self):
         compose_config_check(self, "compose.rediscluster.yaml")
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
 
 
 def kustomize(directory):
@@ -939,12 +949,12 @@ class RedisCommandTest(unittest.TestCase):
     run by the local redis-server (loopback, a temp dir): Redis accepts them, AOF is on,
     and the compose healthcheck answers."""
 
-    def start(self, argv):
+    def start(self, argv, port=None):
         if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
             self.skipTest("redis-server/redis-cli not installed: Redis command lines not run")
         tmp = tempfile.mkdtemp(prefix="trackhub-redis-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        port = free_port()
+        port = port or free_port()
         self.assertEqual(argv[0], "redis-server")
         # Where the image's would listen and write: loopback and the temp dir instead.
         proc = subprocess.Popen(argv + ["--port", str(port), "--bind", "127.0.0.1", "--dir", tmp,
@@ -972,7 +982,7 @@ class RedisCommandTest(unittest.TestCase):
         self.assertEqual(self.config(cli, "appendfsync"), "everysec")
         self.assertEqual(self.config(cli, "maxmemory-policy"), "noeviction")
         # An XADD with an approximate MAXLEN, the way the log is written.
-        r = subprocess.run(cli + ["xadd", "trackhub:log:0", "MAXLEN", "~", "1000000", "*", "e", "{}"],
+        r = subprocess.run(cli + ["xadd", "trackhub:{p0}:log", "MAXLEN", "~", "1000000", "*", "e", "{}"],
                            capture_output=True, text=True, timeout=10)
         self.assertRegex(r.stdout.strip(), r"^\d+-\d+$", r.stdout + r.stderr)
 
@@ -992,6 +1002,31 @@ class RedisCommandTest(unittest.TestCase):
         cli, _ = self.start(list(c["args"]))
         self.check(cli)
         self.assertGreater(int(self.config(cli, "maxmemory")), 0)
+
+    def check_cluster_master(self, argv):
+        """A Redis Cluster master's command line (compose or Kubernetes): it starts with its
+        nodes.conf where we put it, in cluster mode, AOF on, never evicting."""
+        tmp = tempfile.mkdtemp(prefix="trackhub-rcnode-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        argv = [a.replace("/data/", tmp + "/").replace("$(POD_NAME)", "trackhub-redis-0") for a in argv]
+        # A cluster node also listens on port + 10 000 (its bus): a port below 55 536.
+        port = next(p for p in (random.randrange(20000, 30000) for _ in range(200))
+                    if port_is_free(p) and port_is_free(p + 10000))
+        cli, _ = self.start(argv, port)
+        self.assertEqual(self.config(cli, "cluster-enabled"), "yes")
+        self.assertEqual(self.config(cli, "appendonly"), "yes")
+        self.assertEqual(self.config(cli, "maxmemory-policy"), "noeviction")
+        info = subprocess.run(cli + ["cluster", "info"], capture_output=True, text=True, timeout=10).stdout
+        self.assertIn("cluster_state:", info)
+
+    def test_compose_rediscluster_masters(self):
+        services = yaml.safe_load(read("compose.rediscluster.yaml"))["services"]
+        self.check_cluster_master(list(services["redis-1"]["command"]))
+
+    def test_kubernetes_rediscluster_masters(self):
+        (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "rediscluster")) if o["kind"] == "StatefulSet"]
+        (c,) = redis["spec"]["template"]["spec"]["containers"]
+        self.check_cluster_master(list(c["args"]))
 
 
 class SystemdTest(unittest.TestCase):

@@ -76,8 +76,8 @@ import TrackHubRedis
     @Test func readRepliesGiveEntriesAndTheWatermark() throws {
         let time = RedisValue.array([.string(Array("1796000001".utf8)), .string(Array("250999".utf8))])
         let read = RedisValue.array([
-            .array([.string(Array("trackhub:log:3".utf8)), .array([entry("1796000000100-0", "a"), entry("1796000000200-1", "b")])]),
-            .array([.string(Array("trackhub:log:0".utf8)), .array([
+            .array([.string(Array("trackhub:{p3}:log".utf8)), .array([entry("1796000000100-0", "a"), entry("1796000000200-1", "b")])]),
+            .array([.string(Array("trackhub:{p0}:log".utf8)), .array([
                 .array([.string(Array("1796000000150-0".utf8)), .array([.string(Array("other".utf8)), .string(Array("x".utf8))])]),
             ])]),
         ])
@@ -94,7 +94,7 @@ import TrackHubRedis
     @Test func aFullReadHoldsTheWatermarkAtItsLastEntry() throws {
         let time = RedisValue.array([.string(Array("1796000009".utf8)), .string(Array("0".utf8))])
         let items = (0..<ClusterLogReader.entriesPerRead).map { entry("\(1_796_000_000_000 + Int64($0))-0", "x") }
-        let read = RedisValue.array([.array([.string(Array("trackhub:log:1".utf8)), .array(items)])])
+        let read = RedisValue.array([.array([.string(Array("trackhub:{p1}:log".utf8)), .array(items)])])
         let batch = try ClusterLogReader.parse(time: time, read: read, partitions: 2)
         let lastMs = 1_796_000_000_000 + Int64(ClusterLogReader.entriesPerRead - 1)
         #expect(batch.watermark == lastMs - 1, "more entries may wait in that partition")
@@ -112,7 +112,7 @@ import TrackHubRedis
         let time = RedisValue.array([.string(Array("1".utf8)), .string(Array("0".utf8))])
         #expect(throws: RedisError.self) { try ClusterLogReader.parse(time: time, read: .error("WRONGTYPE"), partitions: 1) }
         #expect(throws: RedisError.self) {
-            try ClusterLogReader.parse(time: time, read: .array([.array([.string(Array("trackhub:log:9".utf8)), .array([])])]), partitions: 2)
+            try ClusterLogReader.parse(time: time, read: .array([.array([.string(Array("trackhub:{p9}:log".utf8)), .array([])])]), partitions: 2)
         }
     }
 

@@ -65,4 +65,20 @@ import TrackHubTesting
             return recovered
         }
     }
+
+    @Test func streamsNamedBeforeTheHashTagsAreRenamedWhenANodeStarts() throws {
+        guard let redis = try RedisProcess.start() else { return }
+        defer { redis.stop() }
+        let c = try RedisConnection(redis.address, timeoutMs: 2000)
+        let old = ClusterCommand(kind: .end, trip: "old-trip", origin: "an-older-hub", request: nil).encoded()
+        _ = try c.command([Array(redis: "XADD"), Array(redis: "trackhub:log:2"), Array(redis: "*"), Array(redis: "e"), old])
+        let hub = try TestHub {
+            $0.clusterSeeds = [redis.address]
+            $0.clusterPartitions = 4
+        }
+        defer { hub.stop() }
+        #expect(try c.command(["EXISTS", "trackhub:log:2"].map { Array(redis: $0) }).int == 0)
+        let kept = try c.command(["XRANGE", ClusterLog.streamKey(2), "-", "+"].map { Array(redis: $0) }).elements ?? []
+        #expect(kept.count == 1 && kept.first?.elements?[1].elements?[1].bytes == old, "the old entry under its new key")
+    }
 }
