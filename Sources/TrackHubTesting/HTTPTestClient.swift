@@ -15,7 +15,9 @@ public enum HTTPTestClient {
     public static func exchange(port: Int, method: String, path: String, json: Any? = nil, body: Data? = nil, headers: [String: String] = [:]) throws -> (status: Int, headers: [String: String], body: Data) {
         var payload = body ?? Data()
         if let json { payload = try JSONSerialization.data(withJSONObject: json) }
-        let fd = try Loopback.connect(port: port)
+        // A deadline, not a speed check: a 1 000-fix POST stored under ASan on a busy
+        // machine took more than 10 s once (CI), and a test waits for its answer.
+        let fd = try Loopback.connect(port: port, readTimeoutSeconds: 60)
         defer { close(fd) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Length: \(payload.count)\r\n"
         if json != nil { head += "Content-Type: application/json\r\n" }
