@@ -295,7 +295,8 @@ final class KeepAliveConnection {
 
     init(port: Int) throws {
         self.port = port
-        fd = try Loopback.connect(port: port)
+        // A deadline for each answer, not a speed check (a long trail under ASan on a busy machine).
+        fd = try Loopback.connect(port: port, readTimeoutSeconds: 60)
     }
 
     deinit { close(fd) }
