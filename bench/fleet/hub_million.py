@@ -362,29 +362,32 @@ async def main_async(args, host, port, pid):
         dlon[k] = args.speed * math.sin(h) / (111_320.0 * max(0.1, math.cos(math.radians(lats[k]))))
 
     report = {"trips": n, "moving": args.moving, "fleet_hz": args.fleet_hz}
-    # 1. trips
-    t0 = time.monotonic()
-    failures = await create_trips(host, port, n, args.http_conns)
-    dt = time.monotonic() - t0
-    report["create_per_s"] = round(n / dt)
-    print("created %d trips in %.1f s (%d/s), %d refused" % (n, dt, n / dt, len(failures)), flush=True)
-    if pid:
-        print("hub: %.1f s CPU, %.0f MB resident" % (proc_sample(pid)[0], proc_sample(pid)[1] / 2**20), flush=True)
-
-    # 2. a first fix for each: every trip gets a marker
     feed = FixFeed()
     t_start = time.time()
+    if args.skip_setup:
+        print("--skip-setup: the trips and their first fixes are there already", flush=True)
+    else:
+        # 1. trips
+        t0 = time.monotonic()
+        failures = await create_trips(host, port, n, args.http_conns)
+        dt = time.monotonic() - t0
+        report["create_per_s"] = round(n / dt)
+        print("created %d trips in %.1f s (%d/s), %d refused" % (n, dt, n / dt, len(failures)), flush=True)
+        if pid:
+            print("hub: %.1f s CPU, %.0f MB resident" % (proc_sample(pid)[0], proc_sample(pid)[1] / 2**20), flush=True)
 
-    def first_fix(k, now_ms):
-        return b'{"op":"fix","trip":"%s","lat":%.6f,"lon":%.6f,"ts":%d}' % (
-            trip_id(k).encode(), lats[k], lons[k], now_ms)
+        # 2. a first fix for each: every trip gets a marker
 
-    t0 = time.monotonic()
-    await feed.run(host, port, args.ws_conns, args.window, first_fix, iter(range(n)), None, None)
-    dt = time.monotonic() - t0
-    report["first_fixes_per_s"] = round(feed.acked / dt)
-    print("first fixes: %d acked in %.1f s (%d/s), %d errors %s" % (
-        feed.acked, dt, feed.acked / dt, feed.errors, feed.error_samples[:2]), flush=True)
+        def first_fix(k, now_ms):
+            return b'{"op":"fix","trip":"%s","lat":%.6f,"lon":%.6f,"ts":%d}' % (
+                trip_id(k).encode(), lats[k], lons[k], now_ms)
+
+        t0 = time.monotonic()
+        await feed.run(host, port, args.ws_conns, args.window, first_fix, iter(range(n)), None, None)
+        dt = time.monotonic() - t0
+        report["first_fixes_per_s"] = round(feed.acked / dt)
+        print("first fixes: %d acked in %.1f s (%d/s), %d errors %s" % (
+            feed.acked, dt, feed.acked / dt, feed.errors, feed.error_samples[:2]), flush=True)
 
     # 3. viewers
     clusters = {z: 0 for z in args.zooms}
@@ -523,6 +526,9 @@ def main():
                         "fixes, and an overloaded hub dropped one at the default 30 s)")
     p.add_argument("--lock", help="a lock file (flock) to hold for the measured phases only, "
                    "e.g. /work/bench.lock, so that the long setup does not hold it")
+    p.add_argument("--skip-setup", action="store_true",
+                   help="with --url: the trips exist and have their first fix; measure only")
+    p.add_argument("--pid", type=int, help="with --url: the hub's process id, for its CPU and memory")
     p.add_argument("--keep-data", action="store_true")
     args = p.parse_args()
     args.zooms = [int(z) for z in args.zooms.split(",") if z]
@@ -534,6 +540,7 @@ def main():
     if args.url:
         m = re.match(r"https?://([^:/]+):(\d+)", args.url)
         host, port = m.group(1), int(m.group(2))
+        pid = args.pid
     else:
         if not args.bin:
             p.error("--bin or --url")
