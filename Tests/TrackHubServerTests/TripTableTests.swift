@@ -29,6 +29,18 @@ import TrackHubProtocol
         #expect(Set(slots).count == 3)  // a re-created trip gets a new slot
     }
 
+    @Test func theInPlaceWalkVisitsEveryTripOnceWithItsOwnEntry() throws {
+        var table = TripTable(tickHz: 10)
+        for id in ["a", "b", "c"] { table.add(id) { try! entry(id, slot: $0) } }
+        table.remove("b")
+        var seen: [String: Int] = [:]
+        table.forEachEntryInPlace { id, entry in
+            #expect(entry.trip.id == id)
+            seen[id, default: 0] += 1
+        }
+        #expect(seen == ["a": 1, "c": 1])
+    }
+
     @Test func aRemovedTripLeavesNothingBehind() throws {
         var table = TripTable(tickHz: 10)
         table.add("a", lastEventSent: 4) { try! entry("a", slot: $0) }

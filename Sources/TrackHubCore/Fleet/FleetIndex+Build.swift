@@ -274,7 +274,7 @@ extension FleetIndex {
                 let r = options.radius / (options.extent * pow(2, Double(z)))
                 var next = ContiguousArray<Int32>()
                 next.reserveCapacity(items.count)
-                let (_, margin) = clusterLevel(zoom: z, radius: r, items: items, grid: grid, into: &next, neighbours: scratch)
+                let margin = clusterLevel(zoom: z, radius: r, items: items, grid: grid, into: &next, neighbours: scratch)
                 // Even unchanged items get a grid of this level's cell size: the last
                 // level's would be too fine for the radii below (a sparse fleet that never
                 // clusters would search 2^19 cells a side at zoom 0).
@@ -287,15 +287,14 @@ extension FleetIndex {
         }
 
         /// One greedy pass at zoom `z` over the items of level `z + 1`, in order; appends
-        /// the items of level `z` to `next`. Returns whether any cluster was formed and
-        /// the level's margin. `neighbours` holds at least `riders` entries.
+        /// the items of level `z` to `next`. Returns the level's margin (how far any
+        /// item's members reach from its centre). `neighbours` holds at least `riders` entries.
         mutating func clusterLevel(
             zoom z: Int, radius r: Double, items: ContiguousArray<Int32>, grid: FleetGrid,
             into next: inout ContiguousArray<Int32>, neighbours: UnsafeMutablePointer<Int32>
-        ) -> (formed: Bool, margin: Double) {
+        ) -> Double {
             let z8 = Int8(z)
             let minPoints = options.minPoints
-            var formed = false
             var margin = 0.0
             let r2 = r * r
             let (x, y, count, mark, extent, walkPosition) = (self.x, self.y, self.count, self.mark, self.extent, self.walkPosition)
@@ -328,7 +327,6 @@ extension FleetIndex {
                 if numPoints > ac && numPoints >= minPoints {
                     let c = formCluster(seed: a, neighbours: neighbours, found: found, numPoints: numPoints, zoom: z8)
                     next.append(Int32(c))
-                    formed = true
                     margin = max(margin, extent[c])
                 } else {
                     next.append(a32)
@@ -344,7 +342,7 @@ extension FleetIndex {
                     }
                 }
             }
-            return (formed, margin)
+            return margin
         }
 
         /// Adds the cluster of `seed` and its `found` neighbours, formed at zoom `z8`;

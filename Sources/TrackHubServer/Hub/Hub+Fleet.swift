@@ -108,8 +108,8 @@ extension Hub {
         let tickStarted = systemMonotonicMicros()
         var members: [FleetMember] = []
         members.reserveCapacity(trips.count)
-        for (id, entry) in trips.entries where entry.trip.status != .ended {
-            guard let marker = entry.trip.marker(at: now) else { continue }
+        trips.forEachEntryInPlace { id, entry in  // no copy of each entry (TripTable)
+            guard entry.trip.status != .ended, let marker = entry.trip.marker(at: now) else { return }
             members.append(FleetMember(id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg))
         }
         let fleetMembers = commands.fleetMembers(members, now: now)  // a cluster: every partition's (PROTOCOL 15)

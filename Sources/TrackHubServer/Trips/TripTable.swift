@@ -79,6 +79,19 @@ struct TripTable {
         return body(&entries.values[index])
     }
 
+    /// Calls `body` with every trip's id and entry, in place, for walks that read every
+    /// trip (the fleet tick). `for (id, entry) in entries` copies each entry out (its whole
+    /// inline struct, with a retain and a release of every reference in it): at 1 000 000
+    /// trips such walks took most of the service thread's time (BENCHMARKS.md, "A hub with a
+    /// million trips"). `body` must not change the entry nor touch the table.
+    mutating func forEachEntryInPlace(_ body: (String, inout TripEntry) -> Void) {
+        var index = entries.startIndex
+        while index != entries.endIndex {
+            body(entries.keys[index], &entries.values[index])
+            entries.formIndex(after: &index)
+        }
+    }
+
     // MARK: - Events sent live
 
     /// The highest event number sent live for a trip (0: none).
