@@ -66,10 +66,8 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     func housekeeping(now: Int64) {
         // PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
-        for (id, entry) in hub.trips.entries where entry.trip.status == .arrived {
-            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
-                end(trip: id, now: now, reply: nil)
-            }
+        for id in hub.trips.arrived(atOrBefore: now - hub.config.endAfterMs) {
+            end(trip: id, now: now, reply: nil)
         }
     }
 

@@ -92,6 +92,16 @@ struct TripTable {
         }
     }
 
+    /// The trips that arrived at or before `cutoff` (ms) and have not ended, found by an
+    /// in-place walk: the housekeeping that ends them runs twice a second over every trip.
+    mutating func arrived(atOrBefore cutoff: Int64) -> [String] {
+        var ids: [String] = []
+        forEachEntryInPlace { id, entry in
+            if entry.trip.status == .arrived, let at = entry.trip.arrivedAt, at <= cutoff { ids.append(id) }
+        }
+        return ids
+    }
+
     // MARK: - Events sent live
 
     /// The highest event number sent live for a trip (0: none).

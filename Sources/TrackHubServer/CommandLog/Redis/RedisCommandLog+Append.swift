@@ -88,12 +88,10 @@ extension RedisCommandLog {
     /// PROTOCOL 5: an arrived trip ends `--end-after` after arriving. The owner of its
     /// partition asks the log once; an end of an ended trip changes nothing.
     func requestEndsOfArrivedTrips(now: Int64) {
-        for (id, entry) in hub.trips.entries where entry.trip.status == .arrived && !state.endsRequested.contains(id) {
+        for id in hub.trips.arrived(atOrBefore: now - hub.config.endAfterMs) where !state.endsRequested.contains(id) {
             guard state.parts[state.partition(of: id)].owned else { continue }  // its owner asks
-            if let arrivedAt = entry.trip.arrivedAt, now - arrivedAt >= hub.config.endAfterMs {
-                state.endsRequested.insert(id)
-                appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)
-            }
+            state.endsRequested.insert(id)
+            appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)
         }
     }
 }
