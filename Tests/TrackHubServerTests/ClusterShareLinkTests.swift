@@ -89,13 +89,20 @@ import TrackHubTesting
         #expect(try restarted.httpJSON("DELETE", "/v1/shares/\(link.jti)", headers: Self.admin).status == 200, "it knows the link")
 
         // A snapshot holds the revoked links; with the log trimmed away a new node knows them
-        // from it alone.
+        // from it alone. (The trip comes from its partition's own snapshot, written by that
+        // partition's owner on its own schedule: trimmed before it holds T1, the log would
+        // take the trip with it, and the new node would rightly answer 404.)
         let redisClient = try RedisConnection(redis.address, timeoutMs: 2000)
         try waitUntil("a snapshot with the revoked links", timeout: 20) {
             guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: ClusterLog.metaSnapshotKey)]).bytes,
                 let shares = try ClusterSnapshot.decode(bytes).shares
             else { return false }
             return Set(shares.filter { $0.revokedAt != nil }.map(\.jti)) == [link.jti, other.jti]
+        }
+        let tripsPartition = ClusterLog.partition(of: "T1", partitions: 4)
+        try waitUntil("a snapshot of T1's partition that holds T1", timeout: 20) {
+            guard let bytes = try redisClient.command([Array(redis: "GET"), Array(redis: PartitionSnapshot.key(tripsPartition))]).bytes else { return false }
+            return try JSONDecoder().decode(PartitionSnapshot.self, from: Data(bytes)).trips.contains { $0.trip.id == "T1" }
         }
         for partition in 0..<4 {
             _ = try redisClient.command([Array(redis: "XTRIM"), Array(redis: ClusterLog.streamKey(partition)), Array(redis: "MAXLEN"), Array(redis: "0")])
