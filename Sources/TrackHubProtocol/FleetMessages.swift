@@ -71,7 +71,8 @@ public enum FleetMessages {
         w.beginArray()
         for item in items {
             w.beginObject()
-            w.field("id", item.id)
+            w.key("id")
+            if let key = item.clusterKey { w.hexString(prefix: UInt8(ascii: "#"), key) } else { w.string(item.id) }
             w.coordinateField("lat", item.lat)
             w.coordinateField("lon", item.lon)
             w.field("count", item.count)
@@ -82,7 +83,12 @@ public enum FleetMessages {
             } else {
                 w.key("bounds")
                 w.beginArray()
-                for value in item.bounds ?? [] { w.coordinate(value) }
+                if let b = item.extent {
+                    w.coordinate(b.west)
+                    w.coordinate(b.south)
+                    w.coordinate(b.east)
+                    w.coordinate(b.north)
+                }
                 w.endArray()
                 w.field("expansion_zoom", item.expansionZoom)
             }

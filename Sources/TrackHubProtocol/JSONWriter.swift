@@ -172,6 +172,20 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes the string of `prefix` and `value`'s 16 lowercase hex digits (a fleet
+    /// cluster's id, `#00ff…`) without building it first.
+    public mutating func hexString(prefix: UInt8, _ value: UInt64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(prefix)
+        for shift in stride(from: 60, through: 0, by: -4) {
+            let d = UInt8(truncatingIfNeeded: value >> UInt64(shift) & 0xf)
+            bytes.append(d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10)
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     /// Writes a string, escaped.
     public mutating func string(_ value: String) {
         separate()

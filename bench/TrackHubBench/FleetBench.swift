@@ -1,5 +1,6 @@
 import Foundation
 import TrackHubCore
+import TrackHubProtocol
 
 /// `trackhub-bench fleet [--riders N | <csv>] [--moving F] [--ticks K] [--bbox w,s,e,n]
 /// [--zoom z] [--seed S]`: the fleet clustering index under a moving fleet, as the hub
@@ -11,7 +12,8 @@ import TrackHubCore
 /// share `F` (default 0.2) of the riders by about 10 m, as a second of driving does, and
 /// build the index again. Prints the first build's time, the median CPU time of a tick,
 /// the time of a city viewport query (`--bbox` at `--zoom`, default central Tokyo at 12)
-/// and of a world query at zoom 3, and the growth of the resident set while one index is
+/// and of a world query at zoom 3, the city viewport's whole answer as the hub makes it
+/// (query, order, wire bytes), and the growth of the resident set while one index is
 /// kept; then exactly one JSON line with those numbers.
 func runFleetBench(arguments: [String]) {
     var options = FleetBenchOptions()
@@ -66,8 +68,23 @@ func runFleetBench(arguments: [String]) {
         } while fleetBenchSeconds(clock.now - start) < 0.3 && reps < 100_000
         return (fleetBenchSeconds(clock.now - start) / Double(reps) * 1000, n)
     }
+    /// A viewport's whole answer as the hub makes it: the query, the highest counts first
+    /// (at most 2 000), and the wire bytes of the `clusters` message's content.
+    func timeAnswer(_ b: [Double], _ z: Int) -> (ms: Double, bytes: Int) {
+        var n = 0
+        var reps = 0
+        let start = clock.now
+        repeat {
+            let items = index.clusters(west: b[0], south: b[1], east: b[2], north: b[3], zoom: z)
+            let (sent, truncated) = FleetIndex.truncate(items, maxItems: 2000)
+            n = FleetMessages.clustersContent(total: index.total, truncated: truncated, items: sent).count
+            reps += 1
+        } while fleetBenchSeconds(clock.now - start) < 0.3 && reps < 100_000
+        return (fleetBenchSeconds(clock.now - start) / Double(reps) * 1000, n)
+    }
     let city = timeQuery(options.bbox, options.zoom)
     let world = timeQuery([-180, -85.05112878, 180, 85.05112878], 3)
+    let cityAnswer = timeAnswer(options.bbox, options.zoom)
 
     print("fleet: \(members.count) riders, the index rebuilt on every tick")
     print(String(format: "build: %.1f ms wall, %.1f ms CPU", buildMs, buildCPUms))
@@ -75,6 +92,7 @@ func runFleetBench(arguments: [String]) {
         movedCount, options.ticks, tickCPU[tickCPU.count / 2], tickWall[tickWall.count / 2], tickCPU.last ?? 0))
     print(String(format: "city viewport z%d %@: %.4f ms (%d items); world z3: %.4f ms (%d items)",
         options.zoom, options.bbox.map { String($0) }.joined(separator: ","), city.ms, city.items, world.ms, world.items))
+    print(String(format: "city viewport's answer (query, order, wire bytes): %.4f ms (%d bytes)", cityAnswer.ms, cityAnswer.bytes))
     let bytes = index.approximateBytes
     print(String(format: "memory: resident set +%.1f MB for one index (arrays: members %.1f MB, clusters %.1f MB, grids %.1f MB)",
         rssMB, Double(bytes.members) / 1_048_576, Double(bytes.clusters) / 1_048_576, Double(bytes.grids) / 1_048_576))
@@ -89,6 +107,7 @@ func runFleetBench(arguments: [String]) {
         "\"city_items\":\(city.items)",
         "\"query_world_ms\":\(fleetBenchRound(world.ms, digits: 5))",
         "\"world_items\":\(world.items)",
+        "\"answer_city_ms\":\(fleetBenchRound(cityAnswer.ms, digits: 5))",
         "\"rss_mb\":\(fleetBenchRound(rssMB))",
     ]
     print("{" + fields.joined(separator: ",") + "}")

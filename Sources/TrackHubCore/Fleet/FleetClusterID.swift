@@ -23,23 +23,28 @@ enum FleetClusterID {
     /// The wire id of a cluster with the given key: `#` and 16 lowercase hex digits.
     static func render(_ key: UInt64) -> String {
         String(unsafeUninitializedCapacity: 17) { bytes in
-            bytes[0] = UInt8(ascii: "#")
-            var v = key
-            for i in stride(from: 16, through: 1, by: -1) {
-                let d = UInt8(truncatingIfNeeded: v & 0xf)
-                bytes[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
-                v >>= 4
-            }
+            write(key, into: bytes.baseAddress!)
             return 17
+        }
+    }
+
+    /// Writes the 17 bytes of `render(key)` at `bytes`.
+    static func write(_ key: UInt64, into bytes: UnsafeMutablePointer<UInt8>) {
+        bytes[0] = UInt8(ascii: "#")
+        var v = key
+        for i in stride(from: 16, through: 1, by: -1) {
+            let d = UInt8(truncatingIfNeeded: v & 0xf)
+            bytes[i] = d < 10 ? UInt8(ascii: "0") + d : UInt8(ascii: "a") + d - 10
+            v >>= 4
         }
     }
 
     /// The key of a rendered cluster id, or `nil` when `id` is not one.
     static func parse(_ id: String) -> UInt64? {
-        let utf8 = Array(id.utf8)
-        guard utf8.count == 17, utf8[0] == UInt8(ascii: "#") else { return nil }
+        let utf8 = id.utf8
+        guard utf8.count == 17, utf8.first == UInt8(ascii: "#") else { return nil }
         var v: UInt64 = 0
-        for c in utf8[1...] {
+        for c in utf8.dropFirst() {
             let d: UInt64
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt64(c - UInt8(ascii: "0"))
