@@ -1,28 +1,42 @@
 #!/usr/bin/env python3
-"""CPU seconds per 1 000 fixes per hub with 1, 2 and 3 hubs sharing one Redis (PROTOCOL 15).
+"""CPU seconds per 1 000 fixes per hub with 1, 2 and 3 hubs sharing the log (PROTOCOL 15).
 
     swift build -c release
-    flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py [trips] [fixes-per-trip] [rounds]
+    flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py [--trips 200] [--per-trip 100]
+        [--rounds 2] [--batch 10] [--threads 8] [--idle 5] [--redis-cluster] [--hubs 1,2,3]
 
-For each K in 1, 2, 3 (in turn, `rounds` times: 1 2 3 1 2 3 ...): a fresh `redis-server` and
-K hubs (`--cluster`, the defaults: 16 partitions); once the partitions are spread, `trips`
-trips are created and each gets `fixes-per-trip` fixes over HTTP (`POST /v1/trips/{id}/fixes`,
-10 fixes a request, 8 client threads), each trip's requests sent to the hub that owns its
+For each K in `--hubs`, in turn, `--rounds` times (1 2 3 1 2 3 ...): a fresh log (one
+`redis-server` with AOF `everysec`, or with `--redis-cluster` a three-master Redis Cluster made
+on loopback, AOF off) and K hubs (`--cluster`, the defaults: 16 partitions). Once the
+partitions are spread, `--trips` trips are created and each gets `--per-trip` fixes over HTTP
+(`POST /v1/trips/{id}/fixes`, `--batch` fixes a request, `--threads` client threads, one
+keep-alive connection per thread and hub), each trip's requests sent to the hub that owns its
 partition, as a partition-aware load balancer would. Each hub's CPU time (utime + stime from
-/proc) is read before and after the fixes; the result is CPU seconds per 1 000 fixes sent,
-per hub (mean over the hubs) and for the whole cluster. Redis's own CPU is reported apart.
+/proc) is read before and after the fixes.
+
+Per run, one JSON line: CPU seconds per 1 000 fixes sent, per hub (the mean over the hubs) and
+for the whole cluster; each hub's `trackhub_cluster_entries_applied_total` growth; Redis's CPU
+(all masters); with `--idle S`, each hub's CPU per second over S quiet seconds before the fixes
+(what reading every partition costs when nothing happens), and the per-hub figure less that
+idle rate over the measured window (`net_...`). At the end, JSON lines fitting the per-hub
+figures to a / K + b (least squares over the runs): `a` is the work that divides, `b`
+what every hub pays whatever K is.
 """
 
+import argparse
 import concurrent.futures
+import http.client
 import json
 import os
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests-py"))
 import hubproc  # noqa: E402
-from test_cluster import PARTITIONS, RedisServer, fnv1a64  # noqa: E402
+from test_cluster import PARTITIONS, RedisServer, Resp, fnv1a64  # noqa: E402
+from test_cluster_partitions import RedisClusterServers  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -41,7 +55,7 @@ def metric(hub, name):
     return None
 
 
-def wait(condition, what, deadline=60):
+def wait(condition, what, deadline=90):
     end = time.monotonic() + deadline
     while not condition():
         if time.monotonic() > end:
@@ -49,67 +63,174 @@ def wait(condition, what, deadline=60):
         time.sleep(0.1)
 
 
-def run(k, trips, per_trip, tmp):
-    redis = RedisServer(os.path.join(tmp, f"redis-{k}-{time.monotonic_ns()}")).start()
+class Log:
+    """The log under the hubs: one Redis, or a three-master Redis Cluster."""
+
+    def __init__(self, directory, cluster):
+        self.cluster = cluster
+        self.servers = RedisClusterServers(directory).start() if cluster else RedisServer(directory).start()
+
+    @property
+    def url(self):
+        return self.servers.url
+
+    @property
+    def pids(self):
+        return [p.pid for p in self.servers.procs] if self.cluster else [self.servers.proc.pid]
+
+    def get(self, key):
+        if self.cluster:
+            return self.servers.get(key)
+        with Resp(self.servers.port, timeout=2.0) as r:
+            return r.call("GET", key)
+
+    def stop(self):
+        if self.cluster:
+            self.servers.kill()
+        else:
+            self.servers.terminate()
+
+
+class KeepAlive:
+    """One keep-alive HTTP connection per client thread and hub (a new connection per request
+    would add the hub's accept and TLS-free handshake work to every fix)."""
+
+    def __init__(self):
+        self.local = threading.local()
+
+    def post(self, hub, path, body):
+        conns = self.local.__dict__.setdefault("conns", {})
+        for attempt in range(2):
+            conn = conns.get(hub.port)
+            if conn is None:
+                conn = conns[hub.port] = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=60)
+            try:
+                conn.request("POST", path, json.dumps(body), {"content-type": "application/json"})
+                response = conn.getresponse()
+                raw = response.read()
+                return response.status, raw
+            except (ConnectionError, http.client.HTTPException):
+                conn.close()
+                conns.pop(hub.port, None)
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def run(k, args, tmp):
+    log = Log(os.path.join(tmp, f"log-{k}-{time.monotonic_ns()}"), args.redis_cluster)
     hubs = []
     try:
         for _ in range(k):
-            hubs.append(hubproc.HubProcess("--cluster", redis.url).start())
+            hubs.append(hubproc.HubProcess("--cluster", log.url).start())
         wait(lambda: all(hub.http("GET", "/healthz")[0] == 200 for hub in hubs), "healthz")
         wait(lambda: sum(metric(h, "trackhub_cluster_partitions_owned") or 0 for h in hubs) == PARTITIONS
              and max(metric(h, "trackhub_cluster_partitions_owned") for h in hubs) <= -(-PARTITIONS // k), "spread")
-        with redis.client() as r:
-            owner = {}
-            for p in range(PARTITIONS):
-                holder = r.call("GET", "trackhub:{p%d}:lease" % p).decode()
-                owner[p] = next(h for h in hubs if f"-{h.proc.pid}-" in holder)
-        ids = [f"bench-{i}" for i in range(trips)]
+        owner = {}
+        for p in range(PARTITIONS):
+            holder = log.get("trackhub:{p%d}:lease" % p).decode()
+            owner[p] = next(h for h in hubs if f"-{h.proc.pid}-" in holder)
+        ids = [f"bench-{i}" for i in range(args.trips)]
         home = {t: owner[fnv1a64(t) % PARTITIONS] for t in ids}
         for t in ids:
             home[t].create_trip(id=t)
-        redis_pid = redis.proc.pid
+        idle_cpu = None
+        if args.idle > 0:
+            time.sleep(1)  # the creates' snapshots and webhooks settle; then S quiet seconds
+            start = [cpu_seconds(h.proc.pid) for h in hubs]
+            time.sleep(args.idle)  # measuring an idle interval: nothing to wait for
+            idle_cpu = [round((cpu_seconds(h.proc.pid) - s) / args.idle, 4) for h, s in zip(hubs, start)]
+        window_start = time.monotonic()
         before = [cpu_seconds(h.proc.pid) for h in hubs]
-        redis_before = cpu_seconds(redis_pid)
+        redis_before = sum(cpu_seconds(pid) for pid in log.pids)
         applied_before = [metric(h, "trackhub_cluster_entries_applied_total") for h in hubs]
-        base = int(time.time() * 1000) - per_trip * 1000 - 60_000
+        base = int(time.time() * 1000) - args.per_trip * 1000 - 60_000
+        client = KeepAlive()
 
         def drive(t):
             hub = home[t]
-            for start in range(0, per_trip, 10):
+            for start in range(0, args.per_trip, args.batch):
                 fixes = [{"lat": 48.0 + (i * 0.0001), "lon": 11.0, "ts": base + i * 1000, "seq": i + 1}
-                         for i in range(start, min(per_trip, start + 10))]
-                status, _, raw = hub.http("POST", f"/v1/trips/{t}/fixes", {"fixes": fixes})
+                         for i in range(start, min(args.per_trip, start + args.batch))]
+                status, raw = client.post(hub, f"/v1/trips/{t}/fixes", {"fixes": fixes})
                 if status != 200:
                     raise RuntimeError(f"{status} {raw[:200]!r}")
         started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        with concurrent.futures.ThreadPoolExecutor(args.threads) as pool:
             list(pool.map(drive, ids))
         wall = time.monotonic() - started
-        time.sleep(1)  # the readers' last polls
+        # The readers' last polls and the appliers' last batches: until every hub's applied
+        # count stops moving (a bounded wait, not a measurement).
+        last = None
+        for _ in range(50):
+            now_applied = [metric(h, "trackhub_cluster_entries_applied_total") for h in hubs]
+            if now_applied == last:
+                break
+            last = now_applied
+            time.sleep(0.2)
         used = [cpu_seconds(h.proc.pid) - b for h, b in zip(hubs, before)]
+        window = time.monotonic() - window_start
         applied = [metric(h, "trackhub_cluster_entries_applied_total") - a for h, a in zip(hubs, applied_before)]
-        fixes = trips * per_trip
-        return {"hubs": k, "fixes": fixes, "wall_s": round(wall, 2),
+        fixes = args.trips * args.per_trip
+        return {"hubs": k, "log": "redis-cluster-3" if args.redis_cluster else "redis", "batch": args.batch,
+                "fixes": fixes, "wall_s": round(wall, 2), "fixes_per_s": round(fixes / wall),
                 "cpu_s_per_1000_fixes_per_hub": round(sum(used) / k / fixes * 1000, 4),
                 "cpu_s_per_1000_fixes_cluster": round(sum(used) / fixes * 1000, 4),
                 "cpu_s_per_hub": [round(u, 2) for u in used],
                 "entries_applied_per_hub": [int(a) for a in applied],
-                "redis_cpu_s_per_1000_fixes": round((cpu_seconds(redis_pid) - redis_before) / fixes * 1000, 4)}
+                "requests": fixes // args.batch,
+                "idle_cpu_per_s_per_hub": idle_cpu,
+                "window_s": round(window, 2),
+                # The same less what the hub would have spent idle over the window (its polls).
+                "net_cpu_s_per_1000_fixes_per_hub": None if idle_cpu is None else round(
+                    (sum(used) - sum(idle_cpu) * window) / k / fixes * 1000, 4),
+                "redis_cpu_s_per_1000_fixes": round((sum(cpu_seconds(pid) for pid in log.pids) - redis_before) / fixes * 1000, 4)}
     finally:
         for hub in hubs:
             hub.stop(10)
-        redis.terminate()
+        log.stop()
+
+
+def fit(results, field="cpu_s_per_1000_fixes_per_hub"):
+    """Least squares of y = a / K + b over the runs."""
+    results = [r for r in results if r.get(field) is not None]
+    if not results:
+        return None
+    xs = [1 / r["hubs"] for r in results]
+    ys = [r[field] for r in results]
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return {"fit": f"{field} = a / K + b", "a": round(a, 4), "b": round(my - a * mx, 4),
+            "log": results[0]["log"], "batch": results[0]["batch"]}
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trips", type=int, default=200)
+    ap.add_argument("--per-trip", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=10, help="fixes per POST")
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--idle", type=float, default=0, help="seconds of idle CPU measured per run (0: none)")
+    ap.add_argument("--redis-cluster", action="store_true", help="a three-master Redis Cluster instead of one Redis")
+    ap.add_argument("--hubs", default="1,2,3")
+    args = ap.parse_args()
     hubproc.require_binary()
-    trips = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    per_trip = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    results = []
     with tempfile.TemporaryDirectory(prefix="trackhub-cpu-per-fix-") as tmp:
-        for _ in range(rounds):
-            for k in (1, 2, 3):
-                print(json.dumps(run(k, trips, per_trip, tmp)), flush=True)
+        for _ in range(args.rounds):
+            for k in (int(x) for x in args.hubs.split(",")):
+                result = run(k, args, tmp)
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    for field in ("cpu_s_per_1000_fixes_per_hub", "net_cpu_s_per_1000_fixes_per_hub"):
+        summary = fit(results, field)
+        if summary:
+            print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":

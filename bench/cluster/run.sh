@@ -33,8 +33,23 @@ for node in a b c; do
     HUB_PID=""
 done
 HUB_URL="${urls[0]}"; HUB_PID="${PIDS[0]}"
+# Each process's CPU (utime + stime, in clock ticks) and each hub's applied entries, before
+# and after the run: $OUT/cluster-3-nodes/cpu.txt says how the work was divided.
+cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+applied() { curl -s "${1/ws:/http:}/metrics" | awk '$1 == "trackhub_cluster_entries_applied_total" { print $2 }'; }
+cpu_before=(); applied_before=()
+for i in 0 1 2; do cpu_before+=("$(cpu_ticks "${PIDS[$i]}")"); applied_before+=("$(applied "${urls[$i]}")"); done
+redis_before="$(cpu_ticks "$REDIS_PID")"; started="$(date +%s.%N)"
 load cluster-3-nodes --couriers "$couriers" --viewers "$viewers" --ramp 5s --warmup 3s --duration "$duration" \
     --viewer-url "${urls[1]},${urls[2]}" "$@" || true
+elapsed="$(echo "$(date +%s.%N) - $started" | bc)"; hz="$(getconf CLK_TCK)"
+{
+    echo "over ${elapsed} s (ramp, warm-up, window and the trips' end):"
+    for i in 0 1 2; do
+        echo "hub $i: $(echo "scale=3; ($(cpu_ticks "${PIDS[$i]}") - ${cpu_before[$i]}) / $hz / $elapsed" | bc) cores, entries applied $(echo "$(applied "${urls[$i]}") - ${applied_before[$i]}" | bc)"
+    done
+    echo "redis: $(echo "scale=3; ($(cpu_ticks "$REDIS_PID") - $redis_before) / $hz / $elapsed" | bc) cores"
+} | tee "$OUT/cluster-3-nodes/cpu.txt" >&2
 HUB_PID=""
 
 start_hub cluster-single
