@@ -113,6 +113,26 @@ class LoadGeneratorAgainstHub(unittest.TestCase):
         self.assert_matches_hub(before, after, summary)
         self.assertEqual(summary["generator"]["processes"], 2)
 
+    def test_partition_urls_carry_every_trip_connection(self):
+        # --url names a port nothing listens on: with the hub as the one partition's URL, every
+        # trip's creation, courier, viewers and end must go there instead (PROTOCOL 15 routing).
+        before = metrics(self.hub.base)
+        result, summary = run_load("--url", "ws://127.0.0.1:1", "--partition-url", self.hub.ws, "--couriers", "3",
+                                   "--viewers", "9", "--ramp", "0s", "--duration", "2s", "--live", "false")
+        after = metrics(self.hub.base)
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        self.assertEqual(summary["errors"], 0, summary["error_detail"])
+        self.assertEqual(summary["connections"], 12)
+        self.assertGreater(summary["fixes_sent"], 0)
+        self.assertEqual(summary["fixes_sent"], self.delta(before, after, "trackhub_fixes_in_total"))
+        self.assertEqual(summary["ended_missing"], 0)
+
+    def test_bad_partition_url_exits_2_naming_it(self):
+        result = subprocess.run([os.path.join(BIN, "trackhub-load"), "--url", self.hub.ws, "--partition-url", "http://x"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--partition-url", result.stderr)
+
     def test_flags_read_from_environment(self):
         env = dict(os.environ, TRACKHUB_LOAD_URL=self.hub.ws, TRACKHUB_LOAD_COURIERS="2", TRACKHUB_LOAD_VIEWERS="4",
                    TRACKHUB_LOAD_DURATION="1s", TRACKHUB_LOAD_RAMP="0s", TRACKHUB_LOAD_LIVE="false")

@@ -39,6 +39,9 @@ struct LoadOptions: Sendable {
     var shardCount = 1
     /// Where trip and fleet viewers connect, round-robin (empty: `url`). Several hubs of a cluster.
     var viewerURLs: [String] = []
+    /// Partition-aware routing (PROTOCOL 15): URL `p` serves the trips of partition `p`
+    /// (`TripPartition.of(trip, partitions: count)`); a trip's courier and viewers go there.
+    var partitionURLs: [String] = []
     var runID = ""
     var live = true
 
@@ -53,6 +56,10 @@ struct LoadOptions: Sendable {
       --url ws://HOST:PORT        the hub (TrackHub: its WebSocket and HTTP port; Nchan: nginx)
       --viewer-url URL[,URL...]   trip and fleet viewers connect to these, round-robin (default --url):
                                   couriers on one hub of a cluster, viewers on others
+      --partition-url URL[,URL...]
+                                  a cluster's partition owners, one URL per partition in order: each
+                                  trip's courier and viewers connect to its partition's (as a
+                                  partition-aware load balancer would; overrides --viewer-url for them)
       --target trackhub|nchan     what is measured (default trackhub)
       --couriers N                couriers, one trip each (Nchan: publishers, one channel each; default 10)
       --viewers N                 trip viewers, spread round-robin over the trips (default 100)
@@ -82,7 +89,7 @@ struct LoadOptions: Sendable {
     """
 
     static let flagNames: Set<String> = [
-        "url", "viewer-url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
+        "url", "viewer-url", "partition-url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
         "pan-interval", "idle-connections", "duration", "ramp", "warmup", "fix-interval", "speed",
         "routes", "churn", "token", "hub-pid", "max-errors", "end-trips", "courier-subscribe",
         "publish-rate", "message-size", "processes", "shard", "run-id", "live",
@@ -143,6 +150,12 @@ struct LoadOptions: Sendable {
             o.viewerURLs = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             for url in o.viewerURLs where WebSocketURL(url) == nil {
                 throw UsageError("--viewer-url: \(url) is not ws://HOST:PORT")
+            }
+        }
+        if let list = flags.string("partition-url") {
+            o.partitionURLs = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            for url in o.partitionURLs where WebSocketURL(url) == nil {
+                throw UsageError("--partition-url: \(url) is not ws://HOST:PORT")
             }
         }
         return o

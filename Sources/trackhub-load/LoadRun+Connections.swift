@@ -4,10 +4,14 @@ import TrackHubProtocol
 /// Opening connections over the ramp, what each sends once open, churn, and closes.
 extension LoadRun {
     /// Where a connection of each kind goes.
-    private func target(path: String, viewer: Int? = nil) -> WebSocketTarget {
+    /// With `--partition-url`, a trip's connections go to its partition's hub.
+    private func target(path: String, viewer: Int? = nil, trip: Int? = nil) -> WebSocketTarget {
         var fullPath = path
         if let token = options.token { fullPath += (path.contains("?") ? "&" : "?") + "token=" + token }
-        let endpoint = viewer.map { viewerEndpoints[$0 % viewerEndpoints.count] } ?? self.endpoint
+        var endpoint = viewer.map { viewerEndpoints[$0 % viewerEndpoints.count] } ?? self.endpoint
+        if let trip, !partitionEndpoints.isEmpty {
+            endpoint = partitionEndpoints[TripPartition.of(trips[trip].id, partitions: partitionEndpoints.count)]
+        }
         return WebSocketTarget(host: endpoint.host, port: endpoint.port, path: fullPath, useTLS: endpoint.secure,
                                offerSubprotocol: options.target == .trackhub)
     }
@@ -25,7 +29,7 @@ extension LoadRun {
     func openCourier(_ t: Int) {
         guard let host else { return }
         let path = options.target == .nchan ? "/pub/\(trips[t].id)" : "/v1/ws"
-        let id = host.connect(target(path: path))
+        let id = host.connect(target(path: path, trip: t))
         trips[t].connection = id
         register(id, .courier(Int32(t)))
     }
@@ -33,7 +37,7 @@ extension LoadRun {
     func openViewer(_ v: Int) {
         guard let host else { return }
         let path = options.target == .nchan ? "/sub/\(trips[Int(viewers[v].trip)].id)" : "/v1/ws"
-        let id = host.connect(target(path: path, viewer: v))
+        let id = host.connect(target(path: path, viewer: v, trip: Int(viewers[v].trip)))
         viewers[v].connection = id
         register(id, .viewer(Int32(v)))
     }

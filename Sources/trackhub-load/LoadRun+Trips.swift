@@ -8,7 +8,8 @@ extension LoadRun {
     /// connection opens. A trip that could not be created is not driven.
     func createTrips() {
         guard options.target == .trackhub, !trips.isEmpty else { return }
-        let http = HubHTTP(base: endpoint.httpBase, token: options.token)
+        let http = tripHTTP()
+        let ids = trips.map(\.id)
         let bodies = trips.map { trip in
             let request = CreateTripRequest(
                 id: trip.id, route: .points(routes[trip.route].geoPoints), config: TripConfig(waitAtWaypoints: false))
@@ -16,7 +17,7 @@ extension LoadRun {
         }
         let failed = Mutex<[Int]>([])
         _ = HubHTTP.forEach(bodies.count) { i in
-            let ok = http.request("POST", "/v1/trips", json: bodies[i])?.status == 201
+            let ok = http(ids[i]).request("POST", "/v1/trips", json: bodies[i])?.status == 201
             if !ok { failed.withLock { $0.append(i) } }
             return ok
         }
@@ -25,5 +26,13 @@ extension LoadRun {
             trips[i].isOpen = false
         }
         counters.httpFailures += failed.withLock { $0.count }
+    }
+
+    /// The HTTP client for a trip's requests: its partition's hub with `--partition-url`
+    /// (so that the hub creating or ending it is the one that applies it), else `--url`.
+    func tripHTTP() -> @Sendable (String) -> HubHTTP {
+        let main = HubHTTP(base: endpoint.httpBase, token: options.token)
+        let byPartition = partitionEndpoints.map { HubHTTP(base: $0.httpBase, token: options.token) }
+        return { trip in byPartition.isEmpty ? main : byPartition[TripPartition.of(trip, partitions: byPartition.count)] }
     }
 }

@@ -28,6 +28,8 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
     let endpoint: WebSocketURL
     /// Where viewers connect, round-robin (`--viewer-url`; default: `endpoint`).
     let viewerEndpoints: [WebSocketURL]
+    /// Per partition, where its trips' couriers and viewers connect (`--partition-url`; empty: unused).
+    let partitionEndpoints: [WebSocketURL]
     let control = Mutex(Control())
     let progress = Mutex(Progress())
     var host: LWSClientHost?
@@ -68,6 +70,7 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
         self.endpoint = endpoint
         let viewerURLs = options.viewerURLs.compactMap(WebSocketURL.init)
         viewerEndpoints = viewerURLs.isEmpty ? [endpoint] : viewerURLs
+        partitionEndpoints = options.partitionURLs.compactMap(WebSocketURL.init)
         buildPopulation()
     }
 
@@ -166,10 +169,10 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
     /// Ends the created trips over HTTP (`DELETE /v1/trips/{id}`): viewers then get `ended`,
     /// after which the hub sends that trip nothing more.
     private func endTrips() {
-        let http = HubHTTP(base: endpoint.httpBase, token: options.token)
+        let http = tripHTTP()
         let ids = trips.filter(\.created).map(\.id)
         counters.httpFailures += HubHTTP.forEach(ids.count) { i in
-            (http.request("DELETE", "/v1/trips/\(ids[i])")?.status ?? 0) == 200
+            (http(ids[i]).request("DELETE", "/v1/trips/\(ids[i])")?.status ?? 0) == 200
         }
     }
 

@@ -1,56 +1,91 @@
 #!/usr/bin/env bash
 # bench/cluster/run.sh [couriers] [viewers] [duration] [extra trackhub-load flags]
-# Cluster mode end to end: a redis-server (AOF on) and three hubs (--cluster) on loopback;
-# couriers push fixes to hub A, trip viewers are spread over hubs B and C. Then the same
-# shape against one hub on its own, for comparison. Everything is started and stopped here.
-# Fix → first frame latency therefore crosses: XADD to Redis, every node's read of the log,
-# the shared tick grid and the watermark, and the fan-out on another hub.
-# Results: .build/bench-load/cluster-*/summary.json.
+# Cluster mode end to end, three runs of one shape, each with a fresh log and fresh hubs:
+#   cluster-3-nodes:        redis-server (AOF on) and three hubs (--cluster) on loopback;
+#                           couriers on hub A, trip viewers spread over hubs B and C;
+#   cluster-3-nodes-routed: the same, but each trip's courier and viewers connect to the hub
+#                           that owns its partition (trackhub-load --partition-url, from the
+#                           leases in Redis), as a partition-aware load balancer would;
+#   cluster-single:         the same shape against one hub on its own.
+# Fix → first frame latency in the cluster runs crosses: XADD to Redis, the reads of the log,
+# the shared tick grid and the watermark, and the fan-out on the viewer's hub.
+# Results: .build/bench-load/<run>/summary.json; the cluster runs' per-process CPU and each
+# hub's applied entries in <run>/cpu.txt. Everything is started and stopped here.
 source "$(dirname "$0")/../load/lib.sh"
 couriers="${1:-100}"; viewers="${2:-1000}"; duration="${3:-30s}"; shift $(( $# < 3 ? $# : 3 ))
 build
+PARTITIONS=16  # the hubs' default --cluster-partitions
 
-redis_dir="$OUT/cluster-redis"
-rm -rf "$redis_dir" && mkdir -p "$redis_dir"
-redis_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec \
-    --dir "$redis_dir" >"$redis_dir/redis.log" 2>&1 &
-REDIS_PID=$!
-PIDS=()
-cleanup() {
+REDIS_PID=""; PIDS=()
+stop_cluster() {
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    stop_hub
-    kill -TERM "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true
+    PIDS=()
+    if [[ -n "$REDIS_PID" ]]; then kill -TERM "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
+    REDIS_PID=""
 }
+cleanup() { stop_cluster; stop_hub; }
 trap cleanup EXIT
-for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
-urls=()
-for node in a b c; do
-    start_hub "cluster-node-$node" --cluster "redis://127.0.0.1:$redis_port"
-    PIDS+=("$HUB_PID"); urls+=("$HUB_URL")
-    HUB_PID=""
-done
-HUB_URL="${urls[0]}"; HUB_PID="${PIDS[0]}"
-# Each process's CPU (utime + stime, in clock ticks) and each hub's applied entries, before
-# and after the run: $OUT/cluster-3-nodes/cpu.txt says how the work was divided.
+# Each process's CPU (utime + stime, in clock ticks) and each hub's applied entries.
 cpu_ticks() { awk '{ split($0, a, ") "); split(a[2], f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
 applied() { curl -s "${1/ws:/http:}/metrics" | awk '$1 == "trackhub_cluster_entries_applied_total" { print $2 }'; }
-cpu_before=(); applied_before=()
-for i in 0 1 2; do cpu_before+=("$(cpu_ticks "${PIDS[$i]}")"); applied_before+=("$(applied "${urls[$i]}")"); done
-redis_before="$(cpu_ticks "$REDIS_PID")"; started="$(date +%s.%N)"
-load cluster-3-nodes --couriers "$couriers" --viewers "$viewers" --ramp 5s --warmup 3s --duration "$duration" \
-    --viewer-url "${urls[1]},${urls[2]}" "$@" || true
-elapsed="$(echo "$(date +%s.%N) - $started" | bc)"; hz="$(getconf CLK_TCK)"
-{
-    echo "over ${elapsed} s (ramp, warm-up, window and the trips' end):"
-    for i in 0 1 2; do
-        echo "hub $i: $(echo "scale=3; ($(cpu_ticks "${PIDS[$i]}") - ${cpu_before[$i]}) / $hz / $elapsed" | bc) cores, entries applied $(echo "$(applied "${urls[$i]}") - ${applied_before[$i]}" | bc)"
+owned() { curl -s "${1/ws:/http:}/metrics" | awk '$1 == "trackhub_cluster_partitions_owned" { print $2 }'; }
+
+# cluster_run NAME ROUTED [trackhub-load flags...]
+cluster_run() {
+    local name="$1" routed="$2"; shift 2
+    local redis_dir="$OUT/$name-redis"
+    rm -rf "$redis_dir" && mkdir -p "$redis_dir"
+    local redis_port
+    redis_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec \
+        --dir "$redis_dir" >"$redis_dir/redis.log" 2>&1 &
+    REDIS_PID=$!
+    for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    local urls=() node
+    for node in a b c; do
+        start_hub "$name-node-$node" --cluster "redis://127.0.0.1:$redis_port"
+        PIDS+=("$HUB_PID"); urls+=("$HUB_URL")
+        HUB_PID=""
     done
-    echo "redis: $(echo "scale=3; ($(cpu_ticks "$REDIS_PID") - $redis_before) / $hz / $elapsed" | bc) cores"
-} | tee "$OUT/cluster-3-nodes/cpu.txt" >&2
-HUB_PID=""
+    # The partitions spread (each hub at most ceil(16 / 3)), before anything is measured.
+    for _ in $(seq 300); do
+        local a b c
+        a="$(owned "${urls[0]}")"; b="$(owned "${urls[1]}")"; c="$(owned "${urls[2]}")"
+        [[ -n "$a" && -n "$b" && -n "$c" ]] && (( ${a%.*} + ${b%.*} + ${c%.*} == PARTITIONS && ${a%.*} <= 6 && ${b%.*} <= 6 && ${c%.*} <= 6 )) && break
+        sleep 0.1
+    done
+    local route=(--viewer-url "${urls[1]},${urls[2]}")
+    if [[ "$routed" == yes ]]; then
+        local owners=() p holder i
+        for p in $(seq 0 $((PARTITIONS - 1))); do
+            holder="$(redis-cli -p "$redis_port" GET "trackhub:{p$p}:lease")"
+            for i in 0 1 2; do [[ "$holder" == *"-${PIDS[$i]}-"* ]] && owners+=("${urls[$i]}"); done
+        done
+        route=(--partition-url "$(IFS=,; echo "${owners[*]}")")
+    fi
+    HUB_URL="${urls[0]}"; HUB_PID="${PIDS[0]}"
+    local cpu_before=() applied_before=() redis_before started
+    for i in 0 1 2; do cpu_before+=("$(cpu_ticks "${PIDS[$i]}")"); applied_before+=("$(applied "${urls[$i]}")"); done
+    redis_before="$(cpu_ticks "$REDIS_PID")"; started="$(date +%s.%N)"
+    load "$name" --couriers "$couriers" --viewers "$viewers" --ramp 5s --warmup 3s --duration "$duration" \
+        "${route[@]}" "$@" || true
+    local elapsed hz
+    elapsed="$(echo "$(date +%s.%N) - $started" | bc)"; hz="$(getconf CLK_TCK)"
+    {
+        echo "over ${elapsed} s (ramp, warm-up, window and the trips' end):"
+        for i in 0 1 2; do
+            echo "hub $i: $(echo "scale=3; ($(cpu_ticks "${PIDS[$i]}") - ${cpu_before[$i]}) / $hz / $elapsed" | bc) cores, entries applied $(echo "$(applied "${urls[$i]}") - ${applied_before[$i]}" | bc)"
+        done
+        echo "redis: $(echo "scale=3; ($(cpu_ticks "$REDIS_PID") - $redis_before) / $hz / $elapsed" | bc) cores"
+    } | tee "$OUT/$name/cpu.txt" >&2
+    HUB_PID=""
+    stop_cluster
+}
+
+cluster_run cluster-3-nodes no "$@"
+cluster_run cluster-3-nodes-routed yes "$@"
 
 start_hub cluster-single
 load cluster-single --couriers "$couriers" --viewers "$viewers" --ramp 5s --warmup 3s --duration "$duration" "$@" || true

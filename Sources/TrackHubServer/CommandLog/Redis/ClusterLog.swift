@@ -1,3 +1,5 @@
+import TrackHubProtocol
+
 /// Names and numbers of the cluster log in Redis (docs/cluster.md).
 enum ClusterLog {
     static let partitionsKey = "trackhub:partitions"
@@ -28,15 +30,10 @@ enum ClusterLog {
         return p
     }
 
-    /// The partition of a trip: all its commands go to one stream, so they are totally ordered.
-    /// FNV-1a over the id's bytes: the same on every node and every run (Swift's Hasher is not).
+    /// The partition of a trip: all its commands go to one stream, so they are totally ordered
+    /// (`TripPartition`, shared with partition-aware routers).
     static func partition(of tripID: String, partitions: Int) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in tripID.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return Int(hash % UInt64(max(1, partitions)))
+        TripPartition.of(tripID, partitions: partitions)
     }
 }
 
