@@ -4,10 +4,16 @@
     swift build -c release
     flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py [--trips 200] [--per-trip 100]
         [--rounds 2] [--batch 10] [--threads 8] [--idle 5] [--redis-cluster] [--hubs 1,2,3]
+    # every setting in one run set, interleaved:
+    flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py --log redis,redis-cluster \
+        --batch 10,1 --per-trip 500,50 --idle 3
 
-For each K in `--hubs`, in turn, `--rounds` times (1 2 3 1 2 3 ...): a fresh log (one
-`redis-server` with AOF `everysec`, or with `--redis-cluster` a three-master Redis Cluster made
-on loopback, AOF off) and K hubs (`--cluster`, the defaults: 16 partitions). Once the
+`--log`, `--batch` and `--per-trip` take comma-separated lists (`--per-trip` one value, or one
+per batch size): each round runs every log, every batch size and every K in turn, so that
+all settings share the machine's state of the moment (1 2 3 1 2 3 ... within each). For
+each run: a fresh log (one `redis-server`, or `redis-cluster`: three masters made on loopback
+by bench/cluster/redis_cluster.py; both AOF `everysec`) and K hubs (`--cluster`, the
+defaults: 16 partitions). Once the
 partitions are spread, `--trips` trips are created and each gets `--per-trip` fixes over HTTP
 (`POST /v1/trips/{id}/fixes`, `--batch` fixes a request, `--threads` client threads, one
 keep-alive connection per thread and hub), each trip's requests sent to the hub that owns its
@@ -20,7 +26,7 @@ for the whole cluster; each hub's `trackhub_cluster_entries_applied_total` growt
 (what reading every partition costs when nothing happens), and the per-hub figure less that
 idle rate over the measured window (`net_...`). At the end, JSON lines fitting the per-hub
 figures to a / K + b (least squares over the runs): `a` is the work that divides, `b`
-what every hub pays whatever K is.
+what every hub pays whatever K is, one fit per log and batch size, and the mean per K.
 """
 
 import argparse
@@ -34,9 +40,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests-py"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hubproc  # noqa: E402
 from test_cluster import PARTITIONS, RedisServer, Resp, fnv1a64  # noqa: E402
-from test_cluster_partitions import RedisClusterServers  # noqa: E402
+from redis_cluster import RedisCluster  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -45,6 +52,19 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def machine_busy_seconds():
+    """CPU seconds the whole machine spent not idle (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICKS  # less idle and iowait
+
+
+def own_cpu_seconds():
+    """This client's CPU (every thread)."""
+    t = os.times()
+    return t.user + t.system
 
 
 def metric(hub, name):
@@ -68,7 +88,7 @@ class Log:
 
     def __init__(self, directory, cluster):
         self.cluster = cluster
-        self.servers = RedisClusterServers(directory).start() if cluster else RedisServer(directory).start()
+        self.servers = RedisCluster(directory).start() if cluster else RedisServer(directory).start()
 
     @property
     def url(self):
@@ -76,7 +96,7 @@ class Log:
 
     @property
     def pids(self):
-        return [p.pid for p in self.servers.procs] if self.cluster else [self.servers.proc.pid]
+        return self.servers.pids if self.cluster else [self.servers.proc.pid]
 
     def get(self, key):
         if self.cluster:
@@ -86,7 +106,7 @@ class Log:
 
     def stop(self):
         if self.cluster:
-            self.servers.kill()
+            self.servers.stop()
         else:
             self.servers.terminate()
 
@@ -117,8 +137,8 @@ class KeepAlive:
         raise AssertionError("unreachable")
 
 
-def run(k, args, tmp):
-    log = Log(os.path.join(tmp, f"log-{k}-{time.monotonic_ns()}"), args.redis_cluster)
+def run(k, log_kind, batch, per_trip, args, tmp):
+    log = Log(os.path.join(tmp, f"log-{k}-{time.monotonic_ns()}"), log_kind == "redis-cluster")
     hubs = []
     try:
         for _ in range(k):
@@ -144,14 +164,15 @@ def run(k, args, tmp):
         before = [cpu_seconds(h.proc.pid) for h in hubs]
         redis_before = sum(cpu_seconds(pid) for pid in log.pids)
         applied_before = [metric(h, "trackhub_cluster_entries_applied_total") for h in hubs]
-        base = int(time.time() * 1000) - args.per_trip * 1000 - 60_000
+        machine_before, client_before = machine_busy_seconds(), own_cpu_seconds()
+        base = int(time.time() * 1000) - per_trip * 1000 - 60_000
         client = KeepAlive()
 
         def drive(t):
             hub = home[t]
-            for start in range(0, args.per_trip, args.batch):
+            for start in range(0, per_trip, batch):
                 fixes = [{"lat": 48.0 + (i * 0.0001), "lon": 11.0, "ts": base + i * 1000, "seq": i + 1}
-                         for i in range(start, min(args.per_trip, start + args.batch))]
+                         for i in range(start, min(per_trip, start + batch))]
                 status, raw = client.post(hub, f"/v1/trips/{t}/fixes", {"fixes": fixes})
                 if status != 200:
                     raise RuntimeError(f"{status} {raw[:200]!r}")
@@ -169,22 +190,29 @@ def run(k, args, tmp):
             last = now_applied
             time.sleep(0.2)
         used = [cpu_seconds(h.proc.pid) - b for h, b in zip(hubs, before)]
+        redis_used = sum(cpu_seconds(pid) for pid in log.pids) - redis_before
+        client_used = own_cpu_seconds() - client_before
+        machine_used = machine_busy_seconds() - machine_before
         window = time.monotonic() - window_start
         applied = [metric(h, "trackhub_cluster_entries_applied_total") - a for h, a in zip(hubs, applied_before)]
-        fixes = args.trips * args.per_trip
-        return {"hubs": k, "log": "redis-cluster-3" if args.redis_cluster else "redis", "batch": args.batch,
+        fixes = args.trips * per_trip
+        return {"hubs": k, "log": "redis-cluster-3" if log_kind == "redis-cluster" else "redis", "batch": batch,
                 "fixes": fixes, "wall_s": round(wall, 2), "fixes_per_s": round(fixes / wall),
                 "cpu_s_per_1000_fixes_per_hub": round(sum(used) / k / fixes * 1000, 4),
                 "cpu_s_per_1000_fixes_cluster": round(sum(used) / fixes * 1000, 4),
                 "cpu_s_per_hub": [round(u, 2) for u in used],
                 "entries_applied_per_hub": [int(a) for a in applied],
-                "requests": fixes // args.batch,
+                "requests": -(-per_trip // batch) * args.trips,
                 "idle_cpu_per_s_per_hub": idle_cpu,
                 "window_s": round(window, 2),
                 # The same less what the hub would have spent idle over the window (its polls).
                 "net_cpu_s_per_1000_fixes_per_hub": None if idle_cpu is None else round(
                     (sum(used) - sum(idle_cpu) * window) / k / fixes * 1000, 4),
-                "redis_cpu_s_per_1000_fixes": round((sum(cpu_seconds(pid) for pid in log.pids) - redis_before) / fixes * 1000, 4)}
+                "redis_cpu_s_per_1000_fixes": round(redis_used / fixes * 1000, 4),
+                "client_cpu_s": round(client_used, 2),
+                # What else ran on the machine meanwhile (the lead's tests, say), in cores:
+                # the whole machine's busy time less the hubs', Redis's and this client's.
+                "other_cores": round((machine_used - sum(used) - redis_used - client_used) / window, 2)}
     finally:
         for hub in hubs:
             hub.stop(10)
@@ -192,7 +220,7 @@ def run(k, args, tmp):
 
 
 def fit(results, field="cpu_s_per_1000_fixes_per_hub"):
-    """Least squares of y = a / K + b over the runs."""
+    """Least squares of y = a / K + b over the runs (of one log and batch size)."""
     results = [r for r in results if r.get(field) is not None]
     if not results:
         return None
@@ -204,33 +232,71 @@ def fit(results, field="cpu_s_per_1000_fixes_per_hub"):
     if sxx == 0:
         return None
     a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    return {"fit": f"{field} = a / K + b", "a": round(a, 4), "b": round(my - a * mx, 4),
+    b = my - a * mx
+    # How far the runs sit from the curve: the largest residual, against the mean figure.
+    worst = max(abs(y - (a * x + b)) for x, y in zip(xs, ys))
+    return {"fit": f"{field} = a / K + b", "a": round(a, 4), "b": round(b, 4),
+            "max_residual": round(worst, 4), "runs": n,
             "log": results[0]["log"], "batch": results[0]["batch"]}
+
+
+def means(results):
+    """Per K, the mean of the per-hub figures and of the other costs over the rounds."""
+    out = {"summary": "mean per K", "log": results[0]["log"], "batch": results[0]["batch"]}
+    for k in sorted({r["hubs"] for r in results}):
+        runs = [r for r in results if r["hubs"] == k]
+
+        def mean(field, runs=runs):
+            values = [r[field] for r in runs if r.get(field) is not None]
+            return round(sum(values) / len(values), 4) if values else None
+        idle = [x for r in runs for x in (r["idle_cpu_per_s_per_hub"] or [])]
+        out[f"K={k}"] = {"cpu_s_per_1000_fixes_per_hub": mean("cpu_s_per_1000_fixes_per_hub"),
+                         "net": mean("net_cpu_s_per_1000_fixes_per_hub"),
+                         "redis_cpu_s_per_1000_fixes": mean("redis_cpu_s_per_1000_fixes"),
+                         "fixes_per_s": mean("fixes_per_s"),
+                         "idle_cpu_per_s_per_hub": round(sum(idle) / len(idle), 4) if idle else None}
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trips", type=int, default=200)
-    ap.add_argument("--per-trip", type=int, default=100)
+    ap.add_argument("--per-trip", default="100", help="fixes per trip: one value, or one per --batch value")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=10, help="fixes per POST")
-    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--batch", default="10", help="fixes per POST (a comma-separated list: each in turn)")
+    ap.add_argument("--threads", type=int, default=8, help="client threads, each with a keep-alive connection per hub")
     ap.add_argument("--idle", type=float, default=0, help="seconds of idle CPU measured per run (0: none)")
-    ap.add_argument("--redis-cluster", action="store_true", help="a three-master Redis Cluster instead of one Redis")
+    ap.add_argument("--log", default="redis", help="redis, redis-cluster, or both comma-separated (each in turn)")
+    ap.add_argument("--redis-cluster", action="store_true", help="the same as --log redis-cluster")
     ap.add_argument("--hubs", default="1,2,3")
     args = ap.parse_args()
+    logs = ["redis-cluster"] if args.redis_cluster else args.log.split(",")
+    if any(kind not in ("redis", "redis-cluster") for kind in logs):
+        ap.error("--log: redis or redis-cluster")
+    batches = [int(x) for x in args.batch.split(",")]
+    per_trip = [int(x) for x in args.per_trip.split(",")]
+    if len(per_trip) == 1:
+        per_trip *= len(batches)
+    if len(per_trip) != len(batches):
+        ap.error("--per-trip: one value, or one per --batch value")
     hubproc.require_binary()
     results = []
+    settings = [(kind, batch, n) for kind in logs for batch, n in zip(batches, per_trip)]
     with tempfile.TemporaryDirectory(prefix="trackhub-cpu-per-fix-") as tmp:
         for _ in range(args.rounds):
-            for k in (int(x) for x in args.hubs.split(",")):
-                result = run(k, args, tmp)
-                results.append(result)
-                print(json.dumps(result), flush=True)
-    for field in ("cpu_s_per_1000_fixes_per_hub", "net_cpu_s_per_1000_fixes_per_hub"):
-        summary = fit(results, field)
-        if summary:
-            print(json.dumps(summary), flush=True)
+            for kind, batch, n in settings:
+                for k in (int(x) for x in args.hubs.split(",")):
+                    result = run(k, kind, batch, n, args, tmp)
+                    results.append(result)
+                    print(json.dumps(result), flush=True)
+    for kind, batch, _ in settings:
+        name = "redis-cluster-3" if kind == "redis-cluster" else "redis"
+        group = [r for r in results if r["batch"] == batch and r["log"] == name]
+        print(json.dumps(means(group)), flush=True)
+        for field in ("cpu_s_per_1000_fixes_per_hub", "net_cpu_s_per_1000_fixes_per_hub"):
+            summary = fit(group, field)
+            if summary:
+                print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":
