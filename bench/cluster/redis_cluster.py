@@ -12,29 +12,14 @@ with REDIS_CLUSTER=1); `cpu_per_fix.py` imports `RedisCluster`.
 """
 
 import os
-import random
 import shutil
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests-py"))
 from test_cluster import Resp, RespError  # noqa: E402
-
-
-def port_with_bus():
-    """A port p such that p and p + 10000 (a cluster node's bus port) were both free a moment ago."""
-    for _ in range(200):
-        port = random.randrange(20000, 30000)
-        try:
-            with socket.socket() as a, socket.socket() as b:
-                a.bind(("127.0.0.1", port))
-                b.bind(("127.0.0.1", port + 10000))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair p, p + 10000")
+from test_cluster_partitions import port_with_bus  # noqa: E402
 
 
 def call(port, *args):
