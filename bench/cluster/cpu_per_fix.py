@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hubproc  # noqa: E402
 from test_cluster import PARTITIONS, RedisServer, Resp, fnv1a64  # noqa: E402
-from redis_cluster import RedisCluster  # noqa: E402
+from redis_cluster import RedisCluster, wait  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -73,14 +73,6 @@ def metric(hub, name):
         if line.startswith(name + " "):
             return float(line.split()[1])
     return None
-
-
-def wait(condition, what, deadline=90):
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            raise SystemExit(f"timed out: {what}")
-        time.sleep(0.1)
 
 
 class Log:
@@ -143,9 +135,9 @@ def run(k, log_kind, batch, per_trip, args, tmp):
     try:
         for _ in range(k):
             hubs.append(hubproc.HubProcess("--cluster", log.url).start())
-        wait(lambda: all(hub.http("GET", "/healthz")[0] == 200 for hub in hubs), "healthz")
+        wait(lambda: all(hub.http("GET", "/healthz")[0] == 200 for hub in hubs), "healthz", 90)
         wait(lambda: sum(metric(h, "trackhub_cluster_partitions_owned") or 0 for h in hubs) == PARTITIONS
-             and max(metric(h, "trackhub_cluster_partitions_owned") for h in hubs) <= -(-PARTITIONS // k), "spread")
+             and max(metric(h, "trackhub_cluster_partitions_owned") for h in hubs) <= -(-PARTITIONS // k), "spread", 90)
         owner = {}
         for p in range(PARTITIONS):
             holder = log.get("trackhub:{p%d}:lease" % p).decode()
