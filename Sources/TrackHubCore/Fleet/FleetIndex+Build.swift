@@ -6,8 +6,8 @@ extension FleetIndex {
     /// Members whose position is not a valid WGS 84 point (`GeoPoint.isValid`) are left
     /// out and not counted in `total`. Trip ids are expected to be unique. The result
     /// does not depend on the order of `members`: riders are walked in a canonical
-    /// order, by ~38 m mercator cells along a Z-order curve (so that the greedy walk
-    /// stays in cache), then by the hash of their trip id.
+    /// order, by ~38 m mercator cells row by row (so that the greedy walk reads each
+    /// level's grid in the order it is stored), then by the hash of their trip id.
     /// Cost: O(n) time and memory (a radix sort, then one linear grid pass per zoom),
     /// on the calling thread.
     public static func build(members input: [FleetMember], options: FleetClusterOptions = .standard) -> FleetIndex {
@@ -33,8 +33,8 @@ extension FleetIndex {
         )
     }
 
-    /// The valid members in canonical order: by Z-order of their 2^20 × 2^20 mercator
-    /// cell, then by member hash, then by id bytes, then by input position.
+    /// The valid members in canonical order: by their cell of a 2^20 × 2^20 mercator grid,
+    /// row by row from north to south and west to east in a row, then by member hash, then by id bytes, then by input position.
     /// Also returns, in that order, their mercator coordinates and member hashes.
     ///
     /// Cost: one pass computing each rider's key, an LSD radix sort of (key, position)
@@ -54,7 +54,7 @@ extension FleetIndex {
             let cy = UInt64(min(max(my, 0), 1 - 0x1p-30) * 0x1p20)
             let hash = FleetClusterID.memberHash(member.id)
             facts[i] = RiderFacts(x: mx, y: my, hash: hash)
-            entries.append(SortEntry(key: zOrder(cx, cy) << 24 | hash >> 40, index: Int32(i)))
+            entries.append(SortEntry(key: (cy << 20 | cx) << 24 | hash >> 40, index: Int32(i)))
         }
         radixSort(&entries)
         let n = entries.count
@@ -156,20 +156,6 @@ extension FleetIndex {
         }
     }
 
-    /// Interleaves the low 20 bits of `x` (even bits) and `y` (odd bits).
-    static func zOrder(_ x: UInt64, _ y: UInt64) -> UInt64 {
-        func spread(_ v: UInt64) -> UInt64 {
-            var v = v & 0xf_ffff
-            v = (v | v << 16) & 0x0000_ffff_0000_ffff
-            v = (v | v << 8) & 0x00ff_00ff_00ff_00ff
-            v = (v | v << 4) & 0x0f0f_0f0f_0f0f_0f0f
-            v = (v | v << 2) & 0x3333_3333_3333_3333
-            v = (v | v << 1) & 0x5555_5555_5555_5555
-            return v
-        }
-        return spread(x) | spread(y) << 1
-    }
-
     /// The mutable state of one build: the node rows (riders first, then clusters in
     /// the order they are formed), and the scratch the greedy passes need (parent
     /// links, visit marks, extents). Raw storage sized for the most nodes a build can
@@ -197,6 +183,12 @@ extension FleetIndex {
         /// walk order, so a cluster's centre (a floating-point sum) does not depend on the
         /// order the grid lists them in.
         let walkPosition: UnsafeMutablePointer<Int32>
+        /// The cell of each node in the grid the current pass searches.
+        let cellOfNode: UnsafeMutablePointer<Int32>
+        /// For each cell of that grid, where the rows above and below it are searched
+        /// (`FleetGrid.fillRowLinks`).
+        let rowAbove: UnsafeMutablePointer<Int32>
+        let rowBelow: UnsafeMutablePointer<Int32>
         /// One grid per level, `minZoom` first.
         var grids: [FleetGrid] = []
         /// One margin per level, `minZoom` first.
@@ -219,6 +211,9 @@ extension FleetIndex {
             mark = .allocate(capacity: c)
             extent = .allocate(capacity: c)
             walkPosition = .allocate(capacity: c)
+            cellOfNode = .allocate(capacity: c)
+            rowAbove = .allocate(capacity: max(1, n))
+            rowBelow = .allocate(capacity: max(1, n))
         }
 
         func deallocate() {
@@ -235,6 +230,9 @@ extension FleetIndex {
             mark.deallocate()
             extent.deallocate()
             walkPosition.deallocate()
+            cellOfNode.deallocate()
+            rowAbove.deallocate()
+            rowBelow.deallocate()
         }
 
         mutating func addRider(_ p: GeoPoint, x px: Double, y py: Double, key k: UInt64, node i: Int) {
@@ -254,9 +252,15 @@ extension FleetIndex {
         }
 
         /// The grid of a level's items: cells of side `2^-(z + 2)` for the items of zoom
-        /// `z`, at least the radius of the pass at `z − 1` that searches it.
+        /// `z`, at least the radius of the pass at `z − 1` that searches it. Leaves each
+        /// item's cell in `cellOfNode` and the row links in `rowAbove` and `rowBelow`,
+        /// for that pass.
         func makeGrid(_ items: ContiguousArray<Int32>, zoom z: Int) -> FleetGrid {
-            items.withUnsafeBufferPointer { FleetGrid(items: $0, xs: UnsafePointer(x), ys: UnsafePointer(y), shift: z + 2) }
+            let grid = items.withUnsafeBufferPointer {
+                FleetGrid(items: $0, xs: UnsafePointer(x), ys: UnsafePointer(y), shift: z + 2, cellOfNode: cellOfNode)
+            }
+            grid.fillRowLinks(up: rowAbove, down: rowBelow)
+            return grid
         }
 
         /// Runs the greedy pass for every zoom from `maxZoom` down to `minZoom`,
@@ -298,8 +302,8 @@ extension FleetIndex {
             var margin = 0.0
             let r2 = r * r
             let (x, y, count, mark, extent, walkPosition) = (self.x, self.y, self.count, self.mark, self.extent, self.walkPosition)
+            let (cellOfNode, rowAbove, rowBelow) = (self.cellOfNode, UnsafePointer(self.rowAbove), UnsafePointer(self.rowBelow))
             for (p, a) in items.enumerated() { walkPosition[Int(a)] = Int32(p) }
-            let memo = FleetGrid.CellMemo()
             for a32 in items {
                 let a = Int(a32)
                 if mark[a] <= z8 { continue }
@@ -308,7 +312,7 @@ extension FleetIndex {
                 let ac = Int(count[a])
                 var numPoints = ac
                 var found = 0
-                grid.forEachNear(ax, ay, r, memo: memo) { b32 in
+                grid.forEachNear(cell: Int(cellOfNode[a]), ax, ay, r, up: rowAbove, down: rowBelow) { b32 in
                     let b = Int(b32)
                     guard mark[b] > z8 else { return }
                     let dx = x[b] - ax, dy = y[b] - ay

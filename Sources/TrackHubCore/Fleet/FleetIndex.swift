@@ -5,9 +5,9 @@
 /// zoom from `maxZoom` down to `minZoom` walks the items of the level above in order and
 /// merges each unvisited item with the unvisited items within `radius / (extent · 2^z)`
 /// of it (found with a grid of that level) into a cluster at their weighted centre.
-/// Riders are walked in a canonical order (by ~38 m mercator cell along a Z-order
-/// curve, then by the hash of their trip id), so the clustering, and with it every
-/// id, does not depend on the order of the input, and the walk stays in cache.
+/// Riders are walked in a canonical order (by ~38 m mercator cell, row by row, then by
+/// the hash of their trip id), so the clustering, and with it every id, does not depend
+/// on the order of the input, and the walk reads each grid in the order it is stored.
 ///
 /// A cluster formed at zoom `z` is an item at `z` and below (until it is merged);
 /// its `expansionZoom` is `z + 1` (at most `maxZoom + 1`), where its two or more
