@@ -89,10 +89,10 @@ private struct ReferenceClustering {
 
     init(members: [FleetMember], options: FleetClusterOptions) {
         let canonical = FleetIndex.canonicalOrder(members)
-        var items = canonical.members.indices.map { k in
-            let m = canonical.members[k]
+        var items = canonical.order.indices.map { k in
+            let m = members[Int(canonical.order[k])], facts = canonical.riders[k]
             return Node(
-                x: canonical.x[k], y: canonical.y[k], count: 1, key: canonical.hash[k],
+                x: facts.x, y: facts.y, count: 1, key: facts.hash,
                 west: m.position.lon, south: m.position.lat, east: m.position.lon, north: m.position.lat,
                 zoom: options.maxZoom + 1, rider: m)
         }

@@ -12,17 +12,16 @@ extension FleetIndex {
     /// on the calling thread.
     public static func build(members input: [FleetMember], options: FleetClusterOptions = .standard) -> FleetIndex {
         let canonical = canonicalOrder(input)
-        let members = canonical.members
-        let n = members.count
+        let n = canonical.order.count
         var builder = Builder(options: options, riders: n)
         defer { builder.deallocate() }
-        for k in 0..<n {
-            builder.addRider(members[k].position, x: canonical.x[k], y: canonical.y[k], key: canonical.hash[k], node: k)
+        canonical.riders.withUnsafeBufferPointer { riders in
+            for k in 0..<n { builder.addRider(riders[k], node: k) }
         }
         builder.clusterAllLevels()
         let (leafStart, leafOrder) = builder.leafRanges()
         return FleetIndex(
-            options: options, members: members,
+            options: options, members: input, memberOrder: canonical.order,
             clusterX: builder.x.rows(n, builder.nodes), clusterY: builder.y.rows(n, builder.nodes),
             clusterWest: builder.west.rows(n, builder.nodes), clusterSouth: builder.south.rows(n, builder.nodes),
             clusterEast: builder.east.rows(n, builder.nodes), clusterNorth: builder.north.rows(n, builder.nodes),
@@ -34,17 +33,16 @@ extension FleetIndex {
     }
 
     /// The valid members in canonical order: by their cell of a 2^20 × 2^20 mercator grid,
-    /// row by row from north to south and west to east in a row, then by member hash, then by id bytes, then by input position.
-    /// Also returns, in that order, their mercator coordinates and member hashes.
+    /// row by row from north to south and west to east in a row, then by member hash,
+    /// then by id bytes, then by input position. Returns, in that order, each rider's
+    /// place in `input` and what the build needs of it (`RiderFacts`).
     ///
-    /// Cost: one pass computing each rider's key, an LSD radix sort of (key, position)
-    /// pairs (11-bit digits, a digit all riders share skipped), then one gather. The pairs
-    /// move together, so every pass reads its input in order.
-    static func canonicalOrder(_ input: [FleetMember]) -> (
-        members: ContiguousArray<FleetMember>, x: ContiguousArray<Double>, y: ContiguousArray<Double>,
-        hash: ContiguousArray<UInt64>
-    ) {
-        var facts = ContiguousArray<RiderFacts>(repeating: RiderFacts(x: 0, y: 0, hash: 0), count: input.count)
+    /// Cost: one pass over `input` computing each rider's facts and sort key, an LSD radix
+    /// sort of (key, position) pairs (11-bit digits, a digit all riders share skipped),
+    /// then one gather of the facts. The members themselves are not moved: gathering them
+    /// too had been a second cache miss per rider (and a retain of each long id).
+    static func canonicalOrder(_ input: [FleetMember]) -> (order: ContiguousArray<Int32>, riders: ContiguousArray<RiderFacts>) {
+        var facts = ContiguousArray<RiderFacts>(repeating: RiderFacts(x: 0, y: 0, hash: 0, lon: 0, lat: 0), count: input.count)
         var entries = ContiguousArray<SortEntry>()
         entries.reserveCapacity(input.count)
         for (i, member) in input.enumerated() where member.position.isValid {
@@ -53,7 +51,7 @@ extension FleetIndex {
             let cx = UInt64(min(max(mx, 0), 1 - 0x1p-30) * 0x1p20)
             let cy = UInt64(min(max(my, 0), 1 - 0x1p-30) * 0x1p20)
             let hash = FleetClusterID.memberHash(member.id)
-            facts[i] = RiderFacts(x: mx, y: my, hash: hash)
+            facts[i] = RiderFacts(x: mx, y: my, hash: hash, lon: p.lon, lat: p.lat)
             entries.append(SortEntry(key: (cy << 20 | cx) << 24 | hash >> 40, index: Int32(i)))
         }
         radixSort(&entries)
@@ -76,30 +74,27 @@ extension FleetIndex {
             }
             runStart = runEnd
         }
-        var members = ContiguousArray<FleetMember>()
-        var xs = ContiguousArray<Double>()
-        var ys = ContiguousArray<Double>()
-        var hashes = ContiguousArray<UInt64>()
-        members.reserveCapacity(n)
-        xs.reserveCapacity(n)
-        ys.reserveCapacity(n)
-        hashes.reserveCapacity(n)
-        for entry in entries {
-            let i = Int(entry.index)
-            members.append(input[i])
-            let f = facts[i]
-            xs.append(f.x)
-            ys.append(f.y)
-            hashes.append(f.hash)
+        var order = ContiguousArray<Int32>()
+        var riders = ContiguousArray<RiderFacts>()
+        order.reserveCapacity(n)
+        riders.reserveCapacity(n)
+        facts.withUnsafeBufferPointer { facts in
+            for entry in entries {
+                order.append(entry.index)
+                riders.append(facts[Int(entry.index)])
+            }
         }
-        return (members, xs, ys, hashes)
+        return (order, riders)
     }
 
-    /// A rider's mercator position and member hash, computed once per build.
-    private struct RiderFacts {
+    /// What a build needs of a rider, computed once: its mercator position, member hash
+    /// and WGS 84 position (its bounds).
+    struct RiderFacts {
         var x: Double
         var y: Double
         var hash: UInt64
+        var lon: Double
+        var lat: Double
     }
 
     /// A rider's first sort key and its position in the input.
@@ -235,15 +230,15 @@ extension FleetIndex {
             rowBelow.deallocate()
         }
 
-        mutating func addRider(_ p: GeoPoint, x px: Double, y py: Double, key k: UInt64, node i: Int) {
-            x[i] = px
-            y[i] = py
-            west[i] = p.lon
-            east[i] = p.lon
-            south[i] = p.lat
-            north[i] = p.lat
+        mutating func addRider(_ rider: RiderFacts, node i: Int) {
+            x[i] = rider.x
+            y[i] = rider.y
+            west[i] = rider.lon
+            east[i] = rider.lon
+            south[i] = rider.lat
+            north[i] = rider.lat
             count[i] = 1
-            key[i] = k
+            key[i] = rider.hash
             zoom[i] = Int8(options.maxZoom + 1)
             parent[i] = -1
             mark[i] = Int8.max

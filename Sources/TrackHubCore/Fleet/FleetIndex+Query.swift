@@ -91,7 +91,7 @@ extension FleetIndex {
         /// Whether node `i`'s bounds (a rider: its position) meet `[w, e] × [s, n]`.
         func hits(_ i: Int, _ w: Double, _ e: Double) -> Bool {
             if i < riders {
-                let p = members[i].position
+                let p = members[Int(memberOrder[i])].position
                 return p.lon <= e && p.lon >= w && p.lat <= n && p.lat >= s
             }
             let c = i - riders
@@ -125,7 +125,7 @@ extension FleetIndex {
     /// The wire item of a node.
     func item(node: Int) -> FleetItem {
         if node < total {
-            let m = members[node]
+            let m = members[Int(memberOrder[node])]
             return FleetItem(
                 identity: .named(m.id), lat: m.position.lat, lon: m.position.lon, count: 1,
                 trip: m.id, status: m.status, bearing: m.bearing)
@@ -139,7 +139,7 @@ extension FleetIndex {
             expansionZoom: Int(clusterZoom[c]) + 1)
     }
 
-    /// The member indices (into `members`) of a node.
+    /// The rider nodes (canonical numbers, `< total`) of a node.
     func memberIndices(node: Int) -> ArraySlice<Int32> {
         if node < total { return [Int32(node)] }
         let start = Int(clusterLeafStart[node - total])
@@ -148,6 +148,6 @@ extension FleetIndex {
 
     /// The trip ids of the members of a node.
     func memberIDs(node: Int) -> [String] {
-        memberIndices(node: node).map { members[Int($0)].id }
+        memberIndices(node: node).map { members[Int(memberOrder[Int($0)])].id }
     }
 }

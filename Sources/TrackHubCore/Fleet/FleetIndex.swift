@@ -22,8 +22,10 @@
 public final class FleetIndex: Sendable {
     /// The clustering parameters the index was built with.
     public let options: FleetClusterOptions
-    /// The riders indexed, in canonical order: node `k < total` is `members[k]`.
-    let members: ContiguousArray<FleetMember>
+    /// The members the index was built from, as given (invalid positions included).
+    let members: [FleetMember]
+    /// The riders indexed, in canonical order: node `k < total` is `members[memberOrder[k]]`.
+    let memberOrder: ContiguousArray<Int32>
 
     // One row per cluster: node `total + c` is row `c` (a rider's values are its
     // member's: position, count 1).
@@ -59,18 +61,18 @@ public final class FleetIndex: Sendable {
     let margins: [Double]
 
     /// The number of riders in the index (members with a valid position).
-    public var total: Int { members.count }
+    public var total: Int { memberOrder.count }
 
-    /// The bytes of the index's arrays: the members (their inline part; long ids and
-    /// statuses share the caller's string storage), the cluster rows and the grids.
+    /// The bytes of the index's arrays: the canonical order of the members (the members
+    /// themselves are the caller's array, shared), the cluster rows and the grids.
     public var approximateBytes: (members: Int, clusters: Int, grids: Int) {
         let rows = clusterX.capacity * 8 * 6 + clusterCount.capacity * 4 + clusterKey.capacity * 8
             + clusterZoom.capacity + clusterLeafStart.capacity * 4 + leafOrder.capacity * 4
-        return (members.capacity * MemoryLayout<FleetMember>.stride, rows, grids.reduce(0) { $0 + $1.approximateBytes })
+        return (memberOrder.capacity * 4, rows, grids.reduce(0) { $0 + $1.approximateBytes })
     }
 
     init(
-        options: FleetClusterOptions, members: ContiguousArray<FleetMember>,
+        options: FleetClusterOptions, members: [FleetMember], memberOrder: ContiguousArray<Int32>,
         clusterX: ContiguousArray<Double>, clusterY: ContiguousArray<Double>,
         clusterWest: ContiguousArray<Double>, clusterSouth: ContiguousArray<Double>,
         clusterEast: ContiguousArray<Double>, clusterNorth: ContiguousArray<Double>,
@@ -80,6 +82,7 @@ public final class FleetIndex: Sendable {
     ) {
         self.options = options
         self.members = members
+        self.memberOrder = memberOrder
         self.clusterX = clusterX
         self.clusterY = clusterY
         self.clusterWest = clusterWest
