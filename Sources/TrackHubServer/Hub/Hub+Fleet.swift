@@ -22,7 +22,8 @@ struct FleetState {
 
     var index: FleetIndex?
     var indexTime: Int64 = 0
-    var lastTick: Int64 = 0
+    /// When the last fleet tick was due (the cadence; 0: none yet).
+    var lastTickDue: Int64 = 0
     var buildInFlight = false
     var groups: [String: Group] = [:]
 }
@@ -99,11 +100,16 @@ extension Hub {
         fleet.groups[key] = group.members.isEmpty ? nil : group
     }
 
-    /// Called from the tick: starts a rebuild when one is due and none is running.
+    /// Called on every timer wake-up: starts a rebuild when one is due and none is running.
     func fleetTickIfDue(now: Int64) {
         let intervalMs = Int64(1000 / config.fleetHz)
-        guard !fleet.buildInFlight, now - fleet.lastTick >= intervalMs else { return }
-        fleet.lastTick = now
+        let sinceDue = now - fleet.lastTickDue
+        guard !fleet.buildInFlight, sinceDue >= intervalMs else { return }
+        // Keep the cadence (`fleet_hz` ticks a second while a tick takes less than an
+        // interval): the next is due an interval after this one was due. A tick a whole
+        // interval late (a long build) starts the cadence again from now, so a slow
+        // stretch is not followed by a burst of ticks.
+        fleet.lastTickDue = sinceDue < 2 * intervalMs ? fleet.lastTickDue + intervalMs : now
         fleet.buildInFlight = true
         let tickStarted = systemMonotonicMicros()
         var members: [FleetMember] = []

@@ -14,6 +14,7 @@ extension Hub {
         metrics.tickSecondsLast = elapsed
         metrics.tickSecondsMax = max(metrics.tickSecondsMax, elapsed)
 
+        fleetTickIfDue(now: now)  // checked every wake-up: a tick starts on time, not up to 0.5 s late
         if now - lastStateFlush >= 100 {
             lastStateFlush = now
             flushChangedTripStates()
@@ -25,7 +26,6 @@ extension Hub {
             sweepKeepalive(now: now)
             sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
-            fleetTickIfDue(now: now)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
             forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
         }

@@ -1,7 +1,7 @@
 /// A Prometheus histogram of durations in milliseconds (rendered in seconds), fixed buckets:
 /// constant memory, one array increment per observation.
 struct LatencyHistogramMetric {
-    static let boundsMs: [Int64] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]
+    static let boundsMs: [Int64] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
     private(set) var counts = Array(repeating: 0, count: LatencyHistogramMetric.boundsMs.count + 1)
     private(set) var sumMs: Int64 = 0
     private(set) var total = 0
