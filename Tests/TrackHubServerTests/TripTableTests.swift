@@ -56,6 +56,34 @@ import TrackHubProtocol
         #expect(table.lastEvent(of: "a") == 0)
     }
 
+    @Test func theArrivedTripsAreKnownWithoutAWalkUntilTheyEndOrGo() throws {
+        var table = TripTable(tickHz: 10)
+        for id in ["a", "b", "c"] { table.add(id) { try! entry(id, slot: $0) } }
+        #expect(table.arrived(atOrBefore: .max).isEmpty)
+        /// Drives a trip to its destination (the route's end) until it has arrived.
+        func arrive(_ id: String) {
+            table.mutate(id) { e in
+                let fix = FixInput(lat: 38.72, lon: -9.14, ts: 1000, seq: 1)
+                if e.trip.judge(fix) == .applied { _ = e.trip.apply(fix, now: 1000) }
+                var now: Int64 = 1000
+                while e.trip.status != .arrived && now < 3_600_000 {
+                    now += 100
+                    _ = e.trip.tick(now: now)
+                }
+            }
+        }
+        arrive("b")
+        arrive("c")
+        let at = try #require(table["b"]?.trip.arrivedAt)
+        #expect(table["b"]?.trip.status == .arrived)
+        #expect(table.arrived(atOrBefore: at) == ["b", "c"])
+        #expect(table.arrived(atOrBefore: at - 1).isEmpty)
+        table.mutate("b") { _ = $0.trip.end(now: at + 10) }
+        #expect(table.arrived(atOrBefore: .max) == ["c"])  // ended: no longer arrived
+        table.remove("c")
+        #expect(table.arrived(atOrBefore: .max).isEmpty)  // gone
+    }
+
     @Test func subscriptionsAgreeBothWays() {
         var subscriptions = Subscriptions()
         let one = Session(id: ConnectionID(raw: 1), peerAddress: "", now: 0, fixRate: 0, grants: .everything)

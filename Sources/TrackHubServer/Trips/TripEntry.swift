@@ -27,6 +27,8 @@ struct TripEntry {
     var rerouteSearching = false
     /// When this trip's last search failed (hub ms), for the 10 s between retries.
     var rerouteFailedAt: Int64?
+    /// TripTable's own: whether the trip is in its set of arrived trips.
+    var listedArrived = false
 }
 
 extension TripView {
