@@ -59,10 +59,7 @@ struct TripTable {
         guard entries[id] == nil else { return false }
         creating.remove(id)
         var entry = make(nextSlot)
-        if entry.trip.status == .arrived {
-            entry.listedArrived = true
-            arrivedTrips.insert(id)
-        }
+        if let arrived = Self.relist(&entry) { list(id, arrived: arrived) }
         entries[id] = entry
         nextSlot += 1
         self.lastEventSent[id] = lastEventSent
@@ -87,14 +84,22 @@ struct TripTable {
     mutating func mutate<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
         guard let index = entries.index(forKey: id) else { return nil }
         let result = body(&entries.values[index])
-        // The set of arrived trips changes only when a trip arrives or stops being arrived:
-        // the id is hashed then, not on every fix or tick.
-        let arrived = entries.values[index].trip.status == .arrived
-        if arrived != entries.values[index].listedArrived {
-            entries.values[index].listedArrived = arrived
-            if arrived { arrivedTrips.insert(id) } else { arrivedTrips.remove(id) }
-        }
+        if let arrived = Self.relist(&entries.values[index]) { list(id, arrived: arrived) }
         return result
+    }
+
+    /// Whether an entry's place in the set of arrived trips must change, and to what
+    /// (nil: it is listed as it should be). The set changes only when a trip arrives or
+    /// stops being arrived: its id is hashed then, not on every fix or tick.
+    private static func relist(_ entry: inout TripEntry) -> Bool? {
+        let arrived = entry.trip.status == .arrived
+        guard arrived != entry.listedArrived else { return nil }
+        entry.listedArrived = arrived
+        return arrived
+    }
+
+    private mutating func list(_ id: String, arrived: Bool) {
+        if arrived { arrivedTrips.insert(id) } else { arrivedTrips.remove(id) }
     }
 
     /// Calls `body` with every trip's id and entry, in place, for walks that read every
