@@ -41,3 +41,25 @@ func storeThroughput() throws {
         store.close()
     }
 }
+
+/// The cost of encoding one trip's state for its row (on the store's writer thread, once per
+/// transaction that touched the trip): an animating trip with a waypoint and a few fixes.
+/// Prints a number, asserts none. Run with
+///   TRACKHUB_STORE_BENCH=1 swift test -c release --filter stateEncodingCost
+@Test(.enabled(if: ProcessInfo.processInfo.environment["TRACKHUB_STORE_BENCH"] != nil))
+func stateEncodingCost() throws {
+    var trip = makeTrip("bench-trip-0001")
+    _ = drive(&trip, fixes: (0..<5).map { fix(0.0001 * Double($0), ts: t0 + Int64($0) * 1000, seq: Int64($0)) }, now: t0)
+    // The least of five runs: this VM's speed drifts from one second to the next.
+    var best = Double.infinity
+    var bytes = 0
+    for _ in 0..<5 {
+        let rounds = 50_000
+        bytes = 0
+        let started = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<rounds { bytes &+= try SQLiteTripCodec.encodeState(trip).count }
+        best = min(best, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 / Double(rounds))
+        bytes /= rounds
+    }
+    print("trip state encoding: \(String(format: "%.2f", best * 1e6)) µs a trip (least of 5 runs), \(bytes) bytes")
+}
