@@ -18,6 +18,9 @@ final class StateEncoder {
         var count: Int
         /// The key (or index) this frame's value has in its parent, for error paths.
         var key: (any CodingKey)?
+        /// Unique in this encoding: a container holds its frame's, so one that outlived its
+        /// object is told from the object opened in its place.
+        var id: Int
     }
 
     // Unchecked: these are touched on every value, and the runtime's exclusivity checks of a
@@ -26,6 +29,9 @@ final class StateEncoder {
     @exclusivity(unchecked) private(set) var out: [UInt8] = []
     @exclusivity(unchecked) fileprivate var frames: [Frame] = []
     let skipping: Set<String>
+    /// Set when a closed container was written to: the bytes are not valid, `encode` throws.
+    fileprivate var outOfOrder = false
+    private var framesOpened = 0
 
     init(skipping: Set<String>, capacity: Int = 1024) {
         self.skipping = skipping
@@ -37,6 +43,10 @@ final class StateEncoder {
         let encoder = StateEncoder(skipping: skipping, capacity: capacity)
         try encoder.encodeValue(value, depth: 0, key: nil)
         encoder.close(above: 0)
+        guard !encoder.outOfOrder else {
+            throw EncodingError.invalidValue(
+                value, .init(codingPath: [], debugDescription: "a container was written to after its object was closed"))
+        }
         return encoder.out
     }
 
@@ -56,15 +66,24 @@ final class StateEncoder {
         }
     }
 
-    /// Opens an object or array at `depth` (which must be the next frame).
-    fileprivate func open(object: Bool, depth: Int, key: (any CodingKey)?) {
+    /// Opens an object or array at `depth` (which must be the next frame); returns its id.
+    @discardableResult
+    fileprivate func open(object: Bool, depth: Int, key: (any CodingKey)?) -> Int {
         close(above: depth)
-        frames.append(Frame(isObject: object, count: 0, key: key))
+        framesOpened += 1
+        frames.append(Frame(isObject: object, count: 0, key: key, id: framesOpened))
         out.append(object ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        return framesOpened
     }
 
     /// Starts the next element of the frame at `index`: closes what is above it, writes the comma.
-    fileprivate func nextElement(frame index: Int) {
+    fileprivate func nextElement(frame index: Int, id: Int) {
+        guard index < frames.count, frames[index].id == id else {
+            // A container written to after a shallower one wrote again (its object is closed
+            // already): `Codable`'s own code never does this; a stream cannot honour it.
+            outOfOrder = true
+            return
+        }
         close(above: index + 1)
         if frames[index].count > 0 { out.append(UInt8(ascii: ",")) }
         frames[index].count += 1
@@ -167,21 +186,25 @@ private struct ValueEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         // A second request for the same value's container continues the object it opened
         // (a fresh value has no frame at its depth yet: its parent closed what was there).
+        let id: Int
         if state.frames.count > depth && state.frames[depth].isObject {
             state.close(above: depth + 1)
+            id = state.frames[depth].id
         } else {
-            state.open(object: true, depth: depth, key: key)
+            id = state.open(object: true, depth: depth, key: key)
         }
-        return KeyedEncodingContainer(KeyedContainer<Key>(state: state, frame: depth, skipping: depth == 0 ? state.skipping : []))
+        return KeyedEncodingContainer(KeyedContainer<Key>(state: state, frame: depth, id: id, skipping: depth == 0 ? state.skipping : []))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let id: Int
         if state.frames.count > depth && !state.frames[depth].isObject {
             state.close(above: depth + 1)
+            id = state.frames[depth].id
         } else {
-            state.open(object: false, depth: depth, key: key)
+            id = state.open(object: false, depth: depth, key: key)
         }
-        return UnkeyedContainer(state: state, frame: depth)
+        return UnkeyedContainer(state: state, frame: depth, id: id)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -191,13 +214,14 @@ private struct ValueEncoder: Encoder {
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let state: StateEncoder
-    /// The object's frame (its depth).
+    /// The object's frame (its depth) and that frame's id.
     let frame: Int
+    let id: Int
     let skipping: Set<String>
     var codingPath: [any CodingKey] { state.path(depth: frame + 1, last: nil) }
 
     private func begin(_ key: Key) {
-        state.nextElement(frame: frame)
+        state.nextElement(frame: frame, id: id)
         state.writeKey(key.stringValue)
     }
 
@@ -225,14 +249,14 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         begin(key)
-        state.open(object: true, depth: frame + 1, key: key)
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(state: state, frame: frame + 1, skipping: []))
+        let nested = state.open(object: true, depth: frame + 1, key: key)
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(state: state, frame: frame + 1, id: nested, skipping: []))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         begin(key)
-        state.open(object: false, depth: frame + 1, key: key)
-        return UnkeyedContainer(state: state, frame: frame + 1)
+        let nested = state.open(object: false, depth: frame + 1, key: key)
+        return UnkeyedContainer(state: state, frame: frame + 1, id: nested)
     }
 
     mutating func superEncoder() -> any Encoder { superEncoder(named: "super", key: nil) }
@@ -240,7 +264,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, key: key) }
 
     private func superEncoder(named name: String, key: (any CodingKey)?) -> any Encoder {
-        state.nextElement(frame: frame)
+        state.nextElement(frame: frame, id: id)
         state.writeKey(name)
         // An object even if nothing goes in: the key needs a value.
         state.open(object: true, depth: frame + 1, key: key)
@@ -250,14 +274,15 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let state: StateEncoder
-    /// The array's frame (its depth).
+    /// The array's frame (its depth) and that frame's id.
     let frame: Int
+    let id: Int
     var count: Int { state.frames.count > frame ? state.frames[frame].count : 0 }
     var codingPath: [any CodingKey] { state.path(depth: frame + 1, last: nil) }
 
     private func begin() -> IndexKey {
         let index = IndexKey(count)
-        state.nextElement(frame: frame)
+        state.nextElement(frame: frame, id: id)
         return index
     }
 
@@ -284,14 +309,14 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let k = begin()
-        state.open(object: true, depth: frame + 1, key: k)
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(state: state, frame: frame + 1, skipping: []))
+        let nested = state.open(object: true, depth: frame + 1, key: k)
+        return KeyedEncodingContainer(KeyedContainer<NestedKey>(state: state, frame: frame + 1, id: nested, skipping: []))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let k = begin()
-        state.open(object: false, depth: frame + 1, key: k)
-        return UnkeyedContainer(state: state, frame: frame + 1)
+        let nested = state.open(object: false, depth: frame + 1, key: k)
+        return UnkeyedContainer(state: state, frame: frame + 1, id: nested)
     }
 
     mutating func superEncoder() -> any Encoder {

@@ -103,4 +103,28 @@ import TrackHubCore
             return context.codingPath.map(\.stringValue) == ["inner", "0", "x"]
         }
     }
+
+    @Test func aContainerWrittenAfterItsObjectClosedIsAnErrorNotBadJSON() throws {
+        struct OutOfOrder: Encodable {
+            enum Keys: String, CodingKey { case a, b, c }
+            func encode(to encoder: any Encoder) throws {
+                var top = encoder.container(keyedBy: Keys.self)
+                var nested = top.nestedContainer(keyedBy: Keys.self, forKey: .a)
+                try top.encode(1, forKey: .b)  // closes `nested`'s object
+                try nested.encode(2, forKey: .c)
+            }
+        }
+        #expect(throws: EncodingError.self) { _ = try StateEncoder.encode(OutOfOrder()) }
+        // The same, when another object has been opened at the closed one's depth.
+        struct Replaced: Encodable {
+            enum Keys: String, CodingKey { case a, b, c }
+            func encode(to encoder: any Encoder) throws {
+                var top = encoder.container(keyedBy: Keys.self)
+                var first = top.nestedContainer(keyedBy: Keys.self, forKey: .a)
+                _ = top.nestedContainer(keyedBy: Keys.self, forKey: .b)
+                try first.encode(2, forKey: .c)
+            }
+        }
+        #expect(throws: EncodingError.self) { _ = try StateEncoder.encode(Replaced()) }
+    }
 }
