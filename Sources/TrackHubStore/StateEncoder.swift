@@ -9,8 +9,9 @@
 /// How it stays streaming: every open object or array is a frame on one stack (its depth is
 /// its place). A container writes only at its own depth, so before it writes, the frames
 /// above it (nested values it opened and has finished with, as `Codable` always encodes them
-/// in order) are closed. `finish()` closes the rest. A value that encodes nothing is `{}`, as
-/// `JSONEncoder` writes it.
+/// in order) are closed; the end of `encode` closes the rest. A value that encodes nothing is
+/// `{}`, as `JSONEncoder` writes it. What a stream cannot honour throws instead of writing
+/// doubtful JSON: a container used after its object closed, and any super encoder.
 final class StateEncoder {
     /// One open object or array.
     fileprivate struct Frame {
@@ -29,8 +30,8 @@ final class StateEncoder {
     @exclusivity(unchecked) private(set) var out: [UInt8] = []
     @exclusivity(unchecked) fileprivate var frames: [Frame] = []
     let skipping: Set<String>
-    /// Set when a closed container was written to: the bytes are not valid, `encode` throws.
-    fileprivate var outOfOrder = false
+    /// Why the bytes are not valid JSON, when they are not: `encode` then throws it.
+    fileprivate var failure: String?
     private var framesOpened = 0
 
     init(skipping: Set<String>, capacity: Int = 1024) {
@@ -43,9 +44,8 @@ final class StateEncoder {
         let encoder = StateEncoder(skipping: skipping, capacity: capacity)
         try encoder.encodeValue(value, depth: 0, key: nil)
         encoder.close(above: 0)
-        guard !encoder.outOfOrder else {
-            throw EncodingError.invalidValue(
-                value, .init(codingPath: [], debugDescription: "a container was written to after its object was closed"))
+        if let failure = encoder.failure {
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: failure))
         }
         return encoder.out
     }
@@ -81,12 +81,19 @@ final class StateEncoder {
         guard index < frames.count, frames[index].id == id else {
             // A container written to after a shallower one wrote again (its object is closed
             // already): `Codable`'s own code never does this; a stream cannot honour it.
-            outOfOrder = true
+            failure = failure ?? "a container was written to after its object was closed"
             return
         }
         close(above: index + 1)
         if frames[index].count > 0 { out.append(UInt8(ascii: ",")) }
         frames[index].count += 1
+    }
+
+    /// A stream cannot tell whether a super encoder will be given one value, an object or
+    /// nothing (the key would need `{}`), nor keep it in place if its parent writes first. No
+    /// stored type uses one: the encoding fails rather than write JSON that might be wrong.
+    fileprivate func refuseSuperEncoder() {
+        failure = failure ?? "superEncoder is not supported when storing a state"
     }
 
     fileprivate func writeKey(_ key: String) {
@@ -264,10 +271,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, key: key) }
 
     private func superEncoder(named name: String, key: (any CodingKey)?) -> any Encoder {
-        state.nextElement(frame: frame, id: id)
-        state.writeKey(name)
-        // An object even if nothing goes in: the key needs a value.
-        state.open(object: true, depth: frame + 1, key: key)
+        state.refuseSuperEncoder()
         return ValueEncoder(state: state, depth: frame + 1, key: key)
     }
 }
@@ -320,9 +324,8 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     mutating func superEncoder() -> any Encoder {
-        let k = begin()
-        state.open(object: true, depth: frame + 1, key: k)
-        return ValueEncoder(state: state, depth: frame + 1, key: k)
+        state.refuseSuperEncoder()
+        return ValueEncoder(state: state, depth: frame + 1, key: IndexKey(count))
     }
 }
 
