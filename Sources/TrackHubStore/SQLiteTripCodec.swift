@@ -10,8 +10,8 @@ import TrackHubCore
 ///   is in the `fixes` table, in judging order (its `id`), so on load they are rebuilt from
 ///   there, exactly as `judge` filled them;
 /// - `route` (up to `--max-route-points`): stored in its own column, only when it changed.
-/// The rest goes through `StateEncoder`, a small streaming JSON encoder that is several times
-/// faster than `JSONEncoder` and skips those keys. Loading splices them back in and decodes with
+/// The rest goes through `StateEncoder`, a small streaming JSON encoder that skips those keys
+/// (2.2× faster than the node tree it replaced: BENCHMARKS.md, "Durability"). Loading splices them back in and decodes with
 /// `JSONDecoder`, so the format is plain JSON of `Trip`'s own coding keys.
 enum SQLiteTripCodec {
     /// Top-level coding keys of `Trip` that are stored elsewhere.

@@ -266,11 +266,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return UnkeyedContainer(state: state, frame: frame + 1, id: nested)
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(named: "super", key: nil) }
+    mutating func superEncoder() -> any Encoder { refusedSuperEncoder(key: nil) }
 
-    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, key: key) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { refusedSuperEncoder(key: key) }
 
-    private func superEncoder(named name: String, key: (any CodingKey)?) -> any Encoder {
+    private func refusedSuperEncoder(key: (any CodingKey)?) -> any Encoder {
         state.refuseSuperEncoder()
         return ValueEncoder(state: state, depth: frame + 1, key: key)
     }
