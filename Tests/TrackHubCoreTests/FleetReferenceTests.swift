@@ -88,7 +88,7 @@ private struct ReferenceClustering {
     var levels: [[Node]] = []
 
     init(members: [FleetMember], options: FleetClusterOptions) {
-        let canonical = FleetIndex.canonicalOrder(members)
+        let canonical = FleetIndex.canonicalOrder(members, reusing: nil)
         var items = canonical.order.indices.map { k in
             let m = members[Int(canonical.order[k])], facts = canonical.riders[k]
             return Node(

@@ -9,9 +9,17 @@ extension FleetIndex {
     /// order, by ~38 m mercator cells row by row (so that the greedy walk reads each
     /// level's grid in the order it is stored), then by the hash of their trip id.
     /// Cost: O(n) time and memory (a radix sort, then one linear grid pass per zoom),
-    /// on the calling thread.
+    /// on the calling thread. A fleet built tick after tick is cheaper with a
+    /// `FleetIndexBuilder`, which makes the same index.
     public static func build(members input: [FleetMember], options: FleetClusterOptions = .standard) -> FleetIndex {
-        let canonical = canonicalOrder(input)
+        build(members: input, options: options, reusing: nil).index
+    }
+
+    /// The index of `input`, and what the next build can reuse of it (`RiderMemo`).
+    static func build(members input: [FleetMember], options: FleetClusterOptions, reusing last: RiderMemo?)
+        -> (index: FleetIndex, memo: RiderMemo)
+    {
+        let canonical = canonicalOrder(input, reusing: last)
         let n = canonical.order.count
         var builder = Builder(options: options, riders: n)
         defer { builder.deallocate() }
@@ -20,7 +28,7 @@ extension FleetIndex {
         }
         builder.clusterAllLevels()
         let (leafStart, leafOrder) = builder.leafRanges()
-        return FleetIndex(
+        let index = FleetIndex(
             options: options, members: input, memberOrder: canonical.order,
             clusterX: builder.x.rows(n, builder.nodes), clusterY: builder.y.rows(n, builder.nodes),
             clusterWest: builder.west.rows(n, builder.nodes), clusterSouth: builder.south.rows(n, builder.nodes),
@@ -30,125 +38,7 @@ extension FleetIndex {
             clusterLeafStart: ContiguousArray(leafStart[n...]), leafOrder: leafOrder,
             grids: builder.grids, margins: builder.margins
         )
-    }
-
-    /// The valid members in canonical order: by their cell of a 2^20 × 2^20 mercator grid,
-    /// row by row from north to south and west to east in a row, then by member hash,
-    /// then by id bytes, then by input position. Returns, in that order, each rider's
-    /// place in `input` and what the build needs of it (`RiderFacts`).
-    ///
-    /// Cost: one pass over `input` computing each rider's facts and sort key, an LSD radix
-    /// sort of (key, position) pairs (11-bit digits, a digit all riders share skipped),
-    /// then one gather of the facts. The members themselves are not moved: gathering them
-    /// too had been a second cache miss per rider (and a retain of each long id).
-    static func canonicalOrder(_ input: [FleetMember]) -> (order: ContiguousArray<Int32>, riders: ContiguousArray<RiderFacts>) {
-        var facts = ContiguousArray<RiderFacts>(repeating: RiderFacts(x: 0, y: 0, hash: 0, lon: 0, lat: 0), count: input.count)
-        var entries = ContiguousArray<SortEntry>()
-        entries.reserveCapacity(input.count)
-        for (i, member) in input.enumerated() where member.position.isValid {
-            let p = member.position
-            let mx = FleetMercator.x(lon: p.lon), my = FleetMercator.y(lat: p.lat)
-            let cx = UInt64(min(max(mx, 0), 1 - 0x1p-30) * 0x1p20)
-            let cy = UInt64(min(max(my, 0), 1 - 0x1p-30) * 0x1p20)
-            let hash = FleetClusterID.memberHash(member.id)
-            facts[i] = RiderFacts(x: mx, y: my, hash: hash, lon: p.lon, lat: p.lat)
-            entries.append(SortEntry(key: (cy << 20 | cx) << 24 | hash >> 40, index: Int32(i)))
-        }
-        radixSort(&entries)
-        let n = entries.count
-        // Equal sort keys (the same cell and the same top 24 hash bits) are rare:
-        // order each such run by the full hash, then id bytes, then input position
-        // (the radix sort is stable, so a run is in input order already).
-        var runStart = 0
-        while runStart < n {
-            var runEnd = runStart + 1
-            while runEnd < n && entries[runEnd].key == entries[runStart].key { runEnd += 1 }
-            if runEnd - runStart > 1 {
-                entries[runStart..<runEnd].sort { a, b in
-                    let ha = facts[Int(a.index)].hash, hb = facts[Int(b.index)].hash
-                    if ha != hb { return ha < hb }
-                    let ida = input[Int(a.index)].id.utf8, idb = input[Int(b.index)].id.utf8
-                    if !ida.elementsEqual(idb) { return ida.lexicographicallyPrecedes(idb) }
-                    return a.index < b.index
-                }
-            }
-            runStart = runEnd
-        }
-        var order = ContiguousArray<Int32>()
-        var riders = ContiguousArray<RiderFacts>()
-        order.reserveCapacity(n)
-        riders.reserveCapacity(n)
-        facts.withUnsafeBufferPointer { facts in
-            for entry in entries {
-                order.append(entry.index)
-                riders.append(facts[Int(entry.index)])
-            }
-        }
-        return (order, riders)
-    }
-
-    /// What a build needs of a rider, computed once: its mercator position, member hash
-    /// and WGS 84 position (its bounds).
-    struct RiderFacts {
-        var x: Double
-        var y: Double
-        var hash: UInt64
-        var lon: Double
-        var lat: Double
-    }
-
-    /// A rider's first sort key and its position in the input.
-    struct SortEntry {
-        var key: UInt64
-        var index: Int32
-    }
-
-    /// Sorts by `key`, stably: LSD radix, 11 bits a pass; the counts of every pass come
-    /// from one read, and a pass whose digit is the same for all entries is skipped.
-    static func radixSort(_ entries: inout ContiguousArray<SortEntry>) {
-        let n = entries.count
-        guard n > 1 else { return }
-        let bits = 11, passes = 6, buckets = 1 << 11
-        var counts = ContiguousArray<Int>(repeating: 0, count: passes * buckets)
-        var spare = entries
-        entries.withUnsafeMutableBufferPointer { source in
-            spare.withUnsafeMutableBufferPointer { target in
-                counts.withUnsafeMutableBufferPointer { counts in
-                    for entry in source {
-                        var key = entry.key
-                        for pass in 0..<passes {
-                            counts[pass * buckets + Int(truncatingIfNeeded: key) & (buckets - 1)] += 1
-                            key >>= UInt64(bits)
-                        }
-                    }
-                    var from = source, to = target
-                    var inSource = true
-                    for pass in 0..<passes {
-                        let base = pass * buckets
-                        let shift = UInt64(pass * bits)
-                        let first = Int(truncatingIfNeeded: from[0].key >> shift) & (buckets - 1)
-                        if counts[base + first] == n { continue }  // every entry has this digit
-                        var sum = 0
-                        for d in 0..<buckets {
-                            let c = counts[base + d]
-                            counts[base + d] = sum
-                            sum += c
-                        }
-                        for entry in from {
-                            let d = Int(truncatingIfNeeded: entry.key >> shift) & (buckets - 1)
-                            to[counts[base + d]] = entry
-                            counts[base + d] += 1
-                        }
-                        swap(&from, &to)
-                        inSource.toggle()
-                    }
-                    if !inSource {
-                        // The sorted entries are in the spare buffer: copy them back.
-                        for k in 0..<n { source[k] = from[k] }
-                    }
-                }
-            }
-        }
+        return (index, canonical.memo)
     }
 
     /// The mutable state of one build: the node rows (riders first, then clusters in

@@ -123,7 +123,7 @@ extension Hub {
         let maxItems = config.maxItems
         Hub.fleetQueue.async { [self] in
             let started = systemMonotonicMicros()
-            let index = FleetIndex.build(members: fleetMembers)
+            let index = fleetBuilder.withLock { $0.build(members: fleetMembers) }
             var answers: [(key: String, body: [UInt8], message: OutboundMessage)] = []
             for (key, viewport) in viewports {
                 let answer = FleetAnswer(index: index, viewport: viewport, t: now, maxItems: maxItems)

@@ -38,6 +38,9 @@ public final class Hub: @unchecked Sendable {
     /// Reads handed to the store-read queue whose answers are still to go out.
     var storeReadsInFlight = 0
     var fleet = FleetState()
+    /// Builds the fleet index on the fleet queue, one build at a time, reusing what the
+    /// riders that did not move left from the last build (the lock is never contended).
+    let fleetBuilder = Mutex(FleetIndexBuilder())
     /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
     var devices = DeviceRegistry()
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
