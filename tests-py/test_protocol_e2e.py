@@ -485,9 +485,17 @@ class TestTripLifecycle(ProtocolTestCase):
         self.assertTrue(ack["applied"])
         back = await viewer.wait_type("event", trip=trip, name="back_on_route")
         self.assertEqual(back["n"], off["n"] + 1)
-        frames = await self.frames_until(viewer, trip, *east(300), within_m=1)
+        # The way back is straight, so a frame just before the animation's last one can be
+        # within a metre of the target and still off the route's line: wait for the frame
+        # on the route (the last one is exactly at its target, 6.3).
+        back_lat, back_lon = east(300)
+
+        def back_on_the_line(f):
+            return (f.get("trip") == trip and abs(f["lat"] - LAT0) <= 1e-7
+                    and distance_m(f["lat"], f["lon"], back_lat, back_lon) <= 1)
+        frames = await viewer.scan(None, back_on_the_line, "frame", what=f"a frame of {trip} back on the route")
+        frames = [f for f in frames if f["trip"] == trip]
         self.assertEqual(frames[-1]["status"], "moving")
-        self.assertAlmostEqual(frames[-1]["lat"], LAT0, delta=1e-6)
         self.assertAlmostEqual(frames[-1]["done_m"], 300, delta=1)
         self.assertEqual([e["name"] for e in viewer.since(0, "event")], ["off_route", "back_on_route"])
 
