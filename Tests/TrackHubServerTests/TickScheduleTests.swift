@@ -27,4 +27,79 @@ import Testing
         #expect(schedule.members(ofPhase: 7).isEmpty, "a trip is in one phase")
         #expect(schedule.count == 1)
     }
+
+    /// Wake-ups of a hub alone: `fixAt` says at which wake-ups a fix is committed (just before
+    /// that wake-up's phase is served). Returns the wake-ups at which the trip was served,
+    /// and for each fix the wake-ups it waited for the trip's next serve.
+    private func run(_ schedule: inout TickSchedule, wakeUps: Int, fixAt: (Int) -> Bool) -> (serves: [Int], waits: [Int]) {
+        var serves: [Int] = []
+        var waits: [Int] = []
+        var fixPending: Int?
+        for w in 0..<wakeUps {
+            if fixAt(w) {
+                schedule.follow("t")
+                fixPending = fixPending ?? w
+            }
+            if schedule.takeDue().contains("t") {
+                serves.append(w)
+                if let since = fixPending { waits.append(w - since) }
+                fixPending = nil
+            }
+        }
+        return (serves, waits)
+    }
+
+    @Test func aTripFollowsItsCourierToThePhaseWhereItsFixesLand() {
+        var schedule = TickSchedule(tickHz: 10)
+        let phases = schedule.phases
+        schedule.insert("t")
+        // A courier sending every 10 ticks, its fixes landing 13 sub-ticks after the trip's phase.
+        let (serves, waits) = run(&schedule, wakeUps: phases * 100) { $0 % (10 * phases) == 13 }
+        #expect(waits.count == 10)
+        #expect(waits.first == phases - 13, "the first fix waits for the trip's phase")
+        #expect(waits.dropFirst().allSatisfy { $0 == schedule.followMargin }, "the next fixes' frames come soon: \(waits)")
+        let gaps = zip(serves, serves.dropFirst()).map { $1 - $0 }
+        #expect(gaps.allSatisfy { $0 >= phases }, "never two frames within a tick: \(gaps)")
+        #expect(gaps.filter { $0 > phases }.count == 1, "the move costs one longer gap, once: \(gaps)")
+        #expect(gaps.allSatisfy { $0 < 2 * phases })
+    }
+
+    @Test func aFixWhoseFrameComesSoonMovesNothing() {
+        var schedule = TickSchedule(tickHz: 10)
+        schedule.insert("t")
+        #expect(schedule.takeDue() == ["t"])
+        for _ in 1..<(schedule.phases - schedule.followSlack) { _ = schedule.takeDue() }
+        schedule.follow("t")  // its phase is served followSlack wake-ups from now
+        for _ in 0..<(3 * schedule.phases) { _ = schedule.takeDue() }
+        #expect(schedule.phase(of: "t") == 0)
+    }
+
+    @Test func followingNeverBringsTwoFramesWithinATick() {
+        // Fixes at random wake-ups, sometimes several a tick, some trips leaving and coming back.
+        var state: UInt64 = 21  // a fixed linear congruential sequence: the same schedule every run
+        func roll() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (state >> 33) % 100
+        }
+        for tickHz in [1, 10, 20, 50] {
+            var schedule = TickSchedule(tickHz: tickHz)
+            let phases = schedule.phases
+            schedule.insert("t")
+            var serves: [Int] = []
+            var lastStop = -1
+            for w in 0..<(phases * 400) {
+                let roll = roll()
+                if roll < 12 { schedule.follow("t") }
+                if roll == 99 { schedule.remove("t"); lastStop = w }
+                if schedule.takeDue().contains("t") { serves.append(w) }
+                if !schedule.contains("t") && roll < 50 { schedule.insert("t") }
+            }
+            // Serves after the last removal (a trip that stopped and started again may tick
+            // at once: no frame was sent while it was idle).
+            let after = serves.filter { $0 > lastStop }
+            let gaps = zip(after, after.dropFirst()).map { $1 - $0 }
+            #expect(gaps.allSatisfy { $0 >= phases }, "at \(tickHz) Hz: gaps \(gaps)")
+            #expect(gaps.allSatisfy { $0 < 2 * phases }, "at \(tickHz) Hz, a trip is never skipped twice: \(gaps)")
+        }
+    }
 }

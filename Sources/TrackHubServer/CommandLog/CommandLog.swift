@@ -95,8 +95,10 @@ protocol CommandLog: AnyObject {
 
     /// One sub-tick: the frames due of the trips that move, on this log's clock.
     func advanceTrips(now: Int64)
-    /// A fix gave `trip` a new segment: it moves now (joins the tick schedule).
-    func tripStartedMoving(_ trip: String, at t: Int64)
+    /// A fix or a command gave `trip` a new segment: it moves now (joins the tick schedule).
+    /// `byFix`: a courier's fix did, so the trip's phase may follow the courier's cadence
+    /// (`TickSchedule.follow`).
+    func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool)
     /// Housekeeping (every 500 ms or so): arrived trips to end, expired requests, snapshots.
     func housekeeping(now: Int64)
 

@@ -57,11 +57,16 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         hub.tickDueTrips(now: now)
     }
 
-    func tripStartedMoving(_ trip: String, at t: Int64) {
-        // A trip already in the schedule keeps its phase: PROTOCOL 6.3 is one frame per trip
-        // per tick, and moving it would send a second frame a sub-tick after the one just
-        // sent. An idle trip joins the next phase.
-        hub.trips.animating.insert(trip)
+    func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool) {
+        // An idle trip joins the next phase. A trip already in the schedule keeps its phase
+        // for now (PROTOCOL 6.3: one frame per trip per tick; moving it at once would send a
+        // second frame a sub-tick after the one just sent); after a fix it may move later
+        // to where its courier's fixes land (TickSchedule.follow).
+        if byFix {
+            hub.trips.animating.follow(trip)
+        } else {
+            hub.trips.animating.insert(trip)
+        }
     }
 
     func housekeeping(now: Int64) {

@@ -45,7 +45,7 @@ extension Hub {
         }) else { return }
         metrics.fixesApplied += 1
         if let segment {
-            commands.tripStartedMoving(trip, at: now)
+            commands.tripStartedMoving(trip, at: now, byFix: true)
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
             metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
         }

@@ -47,7 +47,7 @@ extension Hub {
             }
         }
         guard let outcome else { return .failure(.notFound("trip \(id) does not exist")) }
-        if case .success = outcome, trips[id]?.trip.isAnimating(at: t) == true { commands.tripStartedMoving(id, at: t) }
+        if case .success = outcome, trips[id]?.trip.isAnimating(at: t) == true { commands.tripStartedMoving(id, at: t, byFix: false) }
         return outcome
     }
 

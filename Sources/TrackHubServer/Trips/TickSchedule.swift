@@ -6,13 +6,19 @@
 /// one phase: it is sampled once per tick, on its phase. Two things follow. The work and the
 /// writes of a tick are spread over the whole tick period instead of one burst (the last
 /// subscriber of a 10 000-frame burst would otherwise wait for the 9 999 writes before it).
-/// And a trip that just got a fix is moved to the next phase, so its first frame goes out
-/// within one sub-tick of the commit rather than up to a whole tick later; its frames then
-/// keep coming every tick from there. Idle trips are in no phase and cost nothing.
+/// And an idle trip that gets a fix joins the next phase, so its first frame goes out within
+/// one sub-tick of the commit. A trip already moving keeps its phase when a fix lands
+/// (PROTOCOL 6.3: one frame per trip per tick), so that fix's first frame waits for the
+/// trip's phase, up to a whole tick; `follow` moves the phase to where its courier's fixes
+/// land, so that the next fixes' frames come soon after their commits.
+/// Idle trips are in no phase and cost nothing.
 struct TickSchedule {
     let phases: Int
     private var members: [Set<String>]
     private var phaseOf: [String: Int] = [:]
+    /// Trips on their way to the phase their courier's fixes land in (`follow`), by the
+    /// phase they are in now. At most one entry per scheduled trip.
+    private var moves: [[String: PhaseMove]]
     /// The phase the next wake-up serves.
     private(set) var current = 0
 
@@ -20,6 +26,7 @@ struct TickSchedule {
     init(tickHz: Int) {
         phases = max(1, min(20, 200 / max(1, tickHz)))
         members = Array(repeating: [], count: phases)
+        moves = Array(repeating: [:], count: phases)
     }
 
     var count: Int { phaseOf.count }
@@ -31,13 +38,7 @@ struct TickSchedule {
 
     /// Puts a trip in the phase served next (a new animation's first frame comes soon).
     mutating func scheduleSoon(_ id: String) {
-        let phase = current
-        if let old = phaseOf[id] {
-            if old == phase { return }
-            members[old].remove(id)
-        }
-        phaseOf[id] = phase
-        members[phase].insert(id)
+        place(id, in: current)
     }
 
     /// Keeps a trip where it is, or puts it in the next phase if it was idle.
@@ -48,18 +49,77 @@ struct TickSchedule {
     mutating func remove(_ id: String) {
         guard let phase = phaseOf.removeValue(forKey: id) else { return }
         members[phase].remove(id)
+        moves[phase][id] = nil
     }
 
     /// Puts a trip in a given phase (a cluster node: the phase of its next tick's log time).
     mutating func insert(_ id: String, phase: Int) {
-        let phase = ((phase % phases) + phases) % phases
+        place(id, in: ((phase % phases) + phases) % phases)
+    }
+
+    private mutating func place(_ id: String, in phase: Int) {
         if let old = phaseOf[id] {
+            moves[old][id] = nil
             if old == phase { return }
             members[old].remove(id)
         }
         phaseOf[id] = phase
         members[phase].insert(id)
     }
+
+    // MARK: Following the courier (a hub alone)
+
+    /// Sub-ticks between a fix's commit and the phase a followed trip moves to: a courier's
+    /// next fix that lands this much later than this one still makes that phase's frame.
+    var followMargin: Int { min(2, phases - 1) }
+    /// A fix whose first frame comes within this many sub-ticks of its commit leaves the
+    /// trip's phase alone (a quarter of a tick: a courier's jitter moves nothing).
+    var followSlack: Int { max(followMargin, phases / 4) }
+
+    /// A fix was committed for `id` just now (before the next wake-up). An idle trip joins the
+    /// next phase. A moving trip whose phase comes more than `followSlack` sub-ticks later
+    /// moves to the phase `followMargin` sub-ticks from now, so that a courier sending at a
+    /// steady cadence (a whole number of ticks, as phone apps do: 1 s, 5 s) has the next
+    /// fixes' first frames soon after their commits, not up to a tick later.
+    ///
+    /// The move never brings two frames within a tick: the trip keeps its phase for the
+    /// frame that shows this fix, and at its serve a tick after that it moves instead of
+    /// ticking, so that one gap between its frames is longer than a tick (under two), once.
+    mutating func follow(_ id: String) {
+        guard let phase = phaseOf[id] else { return scheduleSoon(id) }
+        let wait = (phase - current + phases) % phases
+        let target = (current + followMargin) % phases
+        if wait <= followSlack || target == phase {
+            moves[phase][id] = nil
+        } else {
+            moves[phase][id] = PhaseMove(to: target, armed: false)
+        }
+    }
+
+    /// One of the trips that `follow` moves: at the first serve of its phase it ticks as
+    /// usual (`armed` becomes true), at the second it moves to `to` without ticking.
+    private struct PhaseMove {
+        var to: Int
+        var armed: Bool
+    }
+
+    /// Moves the armed trips of `phase` to their new phase, and arms the others.
+    private mutating func applyMoves(leaving phase: Int) {
+        guard !moves[phase].isEmpty else { return }
+        var waiting: [String: PhaseMove] = [:]
+        for (id, move) in moves[phase] {
+            if move.armed {
+                members[phase].remove(id)
+                members[move.to].insert(id)
+                phaseOf[id] = move.to
+            } else {
+                waiting[id] = PhaseMove(to: move.to, armed: true)
+            }
+        }
+        moves[phase] = waiting
+    }
+
+    // MARK: Serving
 
     /// The trips of one phase, without moving on.
     func members(ofPhase phase: Int) -> Set<String> {
@@ -68,6 +128,7 @@ struct TickSchedule {
 
     /// The trips of the phase due now; advances to the next phase.
     mutating func takeDue() -> Set<String> {
+        applyMoves(leaving: current)
         let due = members[current]
         current = (current + 1) % phases
         return due

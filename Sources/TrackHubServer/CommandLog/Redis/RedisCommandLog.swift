@@ -97,7 +97,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         return fleet.exchange(publish: mine)
     }
 
-    func tripStartedMoving(_ trip: String, at t: Int64) {
+    func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool) {
         // The grid is scheduled after each applied command (+Apply's `scheduleGridTicks`).
     }
 
