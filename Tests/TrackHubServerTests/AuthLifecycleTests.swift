@@ -69,19 +69,20 @@ import TrackHubTesting
         defer { hub.stop() }
         let clients = try TestClients()
         defer { clients.stop() }
-        // exp 29 s ago: valid for about one more second, thanks to the 30 s leeway.
-        let almost = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 29)
+        // exp 27 s ago: valid for 2-3 more seconds, thanks to the 30 s leeway (exp is in whole
+        // seconds: 29 s ago left anywhere between 0 and 1 s, too little for a loaded machine).
+        let almost = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
         let connection = try clients.connect(port: hub.port, path: "/v1/ws?token=\(almost)")
         #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 1)["type"] as? String == "snapshot")
-        #expect(try connection.waitClosed(timeout: 5) == 1008)
+        #expect(try connection.waitClosed(timeout: 10) == 1008)
         #expect(connection.closeInfo?.reason == "token expired")
         // A hello with a fresh token in time keeps the connection open.
-        let soonExpired = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 29)
+        let soonExpired = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
         let renewed = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
         let witness = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
         #expect(try renewed.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
         // The witness, with the same old token and no renewal, is closed once it expired...
-        #expect(try witness.waitClosed(timeout: 5) == 1008)
+        #expect(try witness.waitClosed(timeout: 10) == 1008)
         // ...and the renewed connection outlives that moment.
         #expect(try renewed.request(["op": "ping"], id: 2)["type"] as? String == "pong")
     }
@@ -101,7 +102,7 @@ import TrackHubTesting
         #expect(try late.waitClosed(timeout: 5) == 1008)
         // The witness connected with `timely` and never sent a token: once it is closed, the
         // timeout has passed for `timely` too.
-        #expect(try witness.waitClosed(timeout: 5) == 1008)
+        #expect(try witness.waitClosed(timeout: 10) == 1008)
         #expect(try timely.request(["op": "subscribe", "trip": "T1"], id: 2)["type"] as? String == "snapshot")
     }
 
