@@ -72,6 +72,10 @@ import TrackHubTesting
         // (the timer cannot fire a phase again in less than half of one: LWSServerHost).
         let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
         #expect(gaps.allSatisfy { $0 >= 50 }, "frame gaps \(gaps) ms at 10 Hz")
+        // Fixes that land just after the trip's frame wait most of a tick for the next one:
+        // the trip moved towards where they land (TickSchedule.follow), and /metrics says so.
+        let metrics = String(decoding: try hub.http("GET", "/metrics").body, as: UTF8.self)
+        #expect((metricValue(metrics, "trackhub_tick_phase_moves_total") ?? 0) >= 1)
     }
 
     @Test func theLastFrameAndSegmentOfAnArrivedTripAreAtTheDestination() throws {

@@ -61,6 +61,7 @@ import Testing
         let gaps = zip(serves, serves.dropFirst()).map { $1 - $0 }
         #expect(gaps.allSatisfy { $0 >= phases }, "never two frames within a tick: \(gaps)")
         #expect(gaps.filter { $0 > phases }.count == 1, "the move costs one longer gap, once: \(gaps)")
+        #expect(schedule.phaseMoves == 1)
         #expect(gaps.allSatisfy { $0 < 2 * phases })
     }
 
@@ -72,6 +73,7 @@ import Testing
         schedule.follow("t")  // its phase is served followSlack wake-ups from now
         for _ in 0..<(3 * schedule.phases) { _ = schedule.takeDue() }
         #expect(schedule.phase(of: "t") == 0)
+        #expect(schedule.phaseMoves == 0)
     }
 
     @Test func followingNeverBringsTwoFramesWithinATick() {

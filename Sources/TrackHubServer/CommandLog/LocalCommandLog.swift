@@ -96,5 +96,10 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) { then() }
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] { local }
     var keepsRecentEvents: Bool { false }
-    func metricsText(now: Int64) -> String { "" }
+    func metricsText(now: Int64) -> String {
+        PrometheusText.metric(
+            "trackhub_tick_phase_moves_total", "counter",
+            "Moving trips moved to the tick phase where their courier's fixes land (one longer gap between their frames each).",
+            Double(hub.trips.animating.phaseMoves))
+    }
 }

@@ -21,6 +21,8 @@ struct TickSchedule {
     private var moves: [[String: PhaseMove]]
     /// The phase the next wake-up serves.
     private(set) var current = 0
+    /// Trips moved to the phase their courier's fixes land in, since the start (`follow`).
+    private(set) var phaseMoves = 0
 
     /// Sub-ticks per tick: as many as keep the timer at or under ~200 wake-ups per second, at most 20.
     init(tickHz: Int) {
@@ -112,6 +114,7 @@ struct TickSchedule {
                 members[phase].remove(id)
                 members[move.to].insert(id)
                 phaseOf[id] = move.to
+                phaseMoves += 1
             } else {
                 waiting[id] = PhaseMove(to: move.to, armed: true)
             }
