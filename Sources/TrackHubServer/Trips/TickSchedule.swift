@@ -19,6 +19,10 @@ struct TickSchedule {
     /// Trips on their way to the phase their courier's fixes land in (`follow`), by the
     /// phase they are in now. At most one entry per scheduled trip.
     private var moves: [[String: PhaseMove]]
+    /// The phase served next when each scheduled trip's last fix was committed (`follow`):
+    /// a trip moves only for a courier whose fixes land in the same place twice. At most
+    /// one entry per scheduled trip.
+    private var lastLanding: [String: Int] = [:]
     /// The phase the next wake-up serves.
     private(set) var current = 0
     /// Trips moved to the phase their courier's fixes land in, since the start (`follow`).
@@ -52,6 +56,7 @@ struct TickSchedule {
         guard let phase = phaseOf.removeValue(forKey: id) else { return }
         members[phase].remove(id)
         moves[phase][id] = nil
+        lastLanding[id] = nil
     }
 
     /// Puts a trip in a given phase (a cluster node: the phase of its next tick's log time).
@@ -82,16 +87,22 @@ struct TickSchedule {
     /// next phase. A moving trip whose phase comes more than `followSlack` sub-ticks later
     /// moves to the phase `followMargin` sub-ticks from now, so that a courier sending at a
     /// steady cadence (a whole number of ticks, as phone apps do: 1 s, 5 s) has the next
-    /// fixes' first frames soon after their commits, not up to a tick later.
+    /// fixes' first frames soon after their commits, not up to a tick later. It moves only
+    /// when the trip's last fix landed within a sub-tick of the same place in the tick: a
+    /// courier whose fixes land anywhere (a loaded hub's commits, an irregular app) would
+    /// gain nothing from a move, and each move costs a frame.
     ///
     /// The move never brings two frames within a tick: the trip keeps its phase for the
     /// frame that shows this fix, and at its serve a tick after that it moves instead of
     /// ticking, so that one gap between its frames is longer than a tick (under two), once.
     mutating func follow(_ id: String) {
+        let landing = lastLanding.updateValue(current, forKey: id)
         guard let phase = phaseOf[id] else { return scheduleSoon(id) }
         let wait = (phase - current + phases) % phases
         let target = (current + followMargin) % phases
-        if wait <= followSlack || target == phase {
+        // Steady: the last fix landed within a sub-tick of this one, either way round the tick.
+        let steady = landing.map { ($0 - current + phases + 1) % phases <= 2 } ?? false
+        if wait <= followSlack || target == phase || !steady {
             moves[phase][id] = nil
         } else {
             moves[phase][id] = PhaseMove(to: target, armed: false)
