@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubTesting"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubCLI", "TrackHubTesting"]
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubRouting", "TrackHubCLI", "TrackHubTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

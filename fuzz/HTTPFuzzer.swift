@@ -269,6 +269,24 @@ private func createTrip(_ body: [UInt8]) {
     }
 }
 
+/// The OsmAnd door (PROTOCOL 11): the device the hub looks up before parsing the body
+/// (`OsmAndRequest.deviceID(formBody:)`) is the device the parser then reads, and a form of
+/// more than 100 fields never parses.
+private func osmand(_ rawQuery: Substring, _ body: [UInt8]) {
+    let query = (try? QueryString.parse(rawQuery))?.items ?? []
+    let scanned = OsmAndRequest.deviceID(formBody: body)
+    precondition(scanned == OsmAndRequest.deviceID(formBody: body), "the device scan is deterministic")
+    switch Result(catching: { () throws(ProtocolError) -> DeviceFix in try OsmAndRequest.parse(query: query, body: body, limits: limits, now: now) }) {
+    case .success(let fix):
+        if let scanned { precondition(fix.device == scanned, "scanned device \(scanned) but parsed \(fix.device)") }
+        let first = body.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+        let fields = body.reduce(1) { $0 + ($1 == UInt8(ascii: "&") ? 1 : 0) }
+        if let first, first != UInt8(ascii: "{") { precondition(fields <= OsmAndRequest.maxFormFields, "a form of \(fields) fields parsed") }
+    case .failure(let error):
+        precondition(!error.message.isEmpty, "an error names what is wrong")
+    }
+}
+
 private func reroute(_ body: [UInt8]) {
     switch twice("RerouteRequest", { () throws(ProtocolError) in try RerouteRequest.decode(body, limits: limits) }) {
     case .success(let request):
@@ -345,6 +363,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     switch (method, parts.count, parts.first) {
     case ("POST", 1, "trips"):
         createTrip(body)
+    case ("POST", 1, "osmand"), ("GET", 1, "osmand"):
+        osmand(rawQuery, body)
     case (_, _, "trips") where parts.count >= 2:
         let id = parts[1]
         precondition(TripID.isValid(id) == referenceTripID(id), "TripID.isValid(\(id)) disagrees with the reference")

@@ -40,7 +40,7 @@ class TestFlags(unittest.TestCase):
         for flag in ("--listen", "--data", "--jwt-secret", "--tick-hz", "--fleet-hz", "--allow-origin",
                      "--sync", "--retain-days", "--end-after", "--shutdown-timeout", "--max-items",
                      "--log-level", "--max-message", "--max-body", "--max-route-points", "--max-waypoints",
-                     "--max-subscriptions", "--max-fix-rate", "--max-conns-per-ip", "--auth-timeout",
+                     "--max-subscriptions", "--max-fix-rate", "--max-conns-per-ip", "--max-refusal-rate", "--auth-timeout",
                      "--max-unsent", "--max-clock-skew"):
             self.assertIn(flag, result.stdout, f"--help does not mention {flag}")
         self.assertNotIn("listening on http://127", result.stdout)

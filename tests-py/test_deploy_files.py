@@ -199,7 +199,7 @@ def compose_config_check(testcase, filename):
         testcase.skipTest("docker CLI not installed: compose file not checked by Compose")
     if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
         testcase.skipTest("docker compose (v2) not installed: compose file not checked by Compose")
-    env = dict(os.environ, TRACKHUB_JWT_SECRET="test-secret")
+    env = dict(os.environ, TRACKHUB_JWT_SECRET="compose-check-secret-0123456789abcdef")
     r = subprocess.run(["docker", "compose", "-f", os.path.join(DEPLOY, filename), "config", "-q"],
                        capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     testcase.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -158,8 +158,11 @@ class TestConfigFile(UsageErrorAssertions):
         text = hubproc.run_cli(["config", "default"]).stdout
         as_is = self.write("default.yaml", text)
         self.assertEqual(welcome(self.hub("--config", as_is)), (10, 1))
-        # Strip one "# " from every line: the settings become keys, prose (##) stays comment.
-        uncommented_text = re.sub(r"(?m)^# ", "", text)
+        # Strip one "# " from every line that has a value: the settings become keys, prose
+        # (##) stays comment. A line without a value (`# jwt-secret:`) stays commented: a
+        # secret written with no value is an error (PROTOCOL 14), not an open hub.
+        uncommented_text = re.sub(r"(?m)^# (?=[a-z][a-z-]*: *[^ #\n])", "", text)
+        self.assertRegex(uncommented_text, r"(?m)^# jwt-secret: ")
         self.assertRegex(uncommented_text, r"(?m)^tick-hz: 10\b")
         uncommented = self.write("uncommented.yaml", uncommented_text)
         # --listen and --data (HubProcess's flags) win over the file's 127.0.0.1:8080 and ./trackhub-data.
@@ -226,15 +229,23 @@ class TestSecrets(UsageErrorAssertions):
         self.assert_usage_error(serve("--jwt-secret", "a" * 32 + "," + "b" * 32 + "," + "c" * 32), "--jwt-secret")
 
     def test_short_secret_is_accepted_with_a_warning_that_does_not_print_it(self):
-        short = "tiny-Secret-9"
+        short = "small-but-ok-Secret-9"
         hub = HubProcess("--jwt-secret", short).start()
         try:
             self.assertEqual(self.status(hub, token(short)), 200)
         finally:
             self.assertEqual(hub.stop(), 0)
         stderr = hub.stderr_text()
-        self.assertRegex(stderr, r"(?m)^.*warn.*JWT secret is 13 bytes, shorter than 32")
+        self.assertRegex(stderr, r"(?m)^.*warn.*JWT secret is 21 bytes, shorter than 32")
         self.assertNotIn(short, stderr)
+
+    def test_a_secret_under_16_bytes_exits_2_without_printing_it(self):
+        """PROTOCOL 14: too short to be a secret, and its redaction would blank common words."""
+        for secret in ("tiny-Secret-9", "a,b", "0123456789abcdef0123456789abcdef,short"):
+            r = serve("--jwt-secret", secret)
+            self.assert_usage_error(r, "--jwt-secret")
+            self.assertIn("at least 16 bytes", r.stderr)
+            self.assertNotIn("tiny-Secret-9", r.stderr)
 
     def test_a_long_secret_gets_no_warning(self):
         hub = HubProcess("--jwt-secret", LONG_SECRET).start()

@@ -266,6 +266,26 @@ class TripsFromStops(RouterTestCase):
         self.assertEqual(status, 400)
         self.assertIn("to", doc["error"]["message"])
 
+    async def test_equal_points_in_a_row_are_routed_once_and_the_hub_lives(self):
+        """Routino 3.3 crashed (SIGSEGV) routing three equal points in a row after any other
+        search; the hub routes a point within a metre of the one before it once."""
+        hub = HubProcess("--router", f"routino:{DB}").start()
+        try:
+            x = road_vertex_near(*STOP_A)
+            for mode in ("car", "foot"):
+                status, _, raw = self.find_route([x, x], mode=mode, hub=hub)
+                self.assertEqual(status, 200, raw)
+                status, doc, raw = self.find_route([x, x, x], mode=mode, hub=hub)
+                self.assertEqual(status, 200, raw)
+                self.assertEqual(doc["distance_m"], 0)
+                status, doc, raw = self.find_route([x, x, road_vertex_near(*STOP_B), road_vertex_near(*STOP_B)], mode=mode, hub=hub)
+                self.assertEqual(status, 200, raw)
+                self.assertGreater(doc["distance_m"], 100)
+            self.assertIsNone(hub.proc.poll(), "the hub is still running")
+            self.assertEqual(hub.http("GET", "/healthz")[0], 200)
+        finally:
+            hub.stop()
+
     async def test_a_hub_without_router_answers_as_before(self):
         status, doc, raw = self.create([ORIGIN, DESTINATION], hub=PLAIN)
         self.assertEqual(status, 400, raw)

@@ -161,13 +161,13 @@ class TestWebhookRetries(WebhookHubCase):
 
         def settled():
             text = metrics(hub)
-            return (metric(text, "trackhub_webhook_deliveries_total", url=r.url, result="ok") == total
-                    and metric(text, "trackhub_webhook_pending", url=r.url) == 0)
+            return (metric(text, "trackhub_webhook_deliveries_total", url=r.label, result="ok") == total
+                    and metric(text, "trackhub_webhook_pending", url=r.label) == 0)
         wait_for(settled, what="metrics to show every event delivered")
         text = metrics(hub)
-        self.assertEqual(metric(text, "trackhub_webhook_deliveries_total", url=r.url, result="failed"), total)
-        self.assertEqual(metric(text, "trackhub_webhook_deliveries_total", url=r.url, result="dropped"), 0)
-        self.assertEqual(metric(text, "trackhub_webhook_oldest_pending_seconds", url=r.url), 0)
+        self.assertEqual(metric(text, "trackhub_webhook_deliveries_total", url=r.label, result="failed"), total)
+        self.assertEqual(metric(text, "trackhub_webhook_deliveries_total", url=r.label, result="dropped"), 0)
+        self.assertEqual(metric(text, "trackhub_webhook_oldest_pending_seconds", url=r.label), 0)
 
 
 class TestSlowReceiver(WebhookHubCase, hubproc.AsyncTestCase):
@@ -229,7 +229,7 @@ class TestDurability(WebhookHubCase):
         total = sum(trips.values())
         expected = {f"{t}:{n}" for t, c in trips.items() for n in range(1, c + 1)}
         r.wait_until(lambda r: {"kill-0:1", "kill-1:1", "kill-2:1"} <= {x["id"] for x in r.requests}, what="first attempts")
-        wait_for(lambda: (metric(metrics(hub), "trackhub_webhook_pending", url=r.url) or 0) == total - 1,
+        wait_for(lambda: (metric(metrics(hub), "trackhub_webhook_pending", url=r.label) or 0) == total - 1,
                  what="every event but one pending")
         before = {x["id"]: x["body"] for x in r.requests}
         hub.proc.send_signal(signal.SIGKILL)
@@ -247,7 +247,7 @@ class TestDurability(WebhookHubCase):
             ns = [x["doc"]["data"]["n"] for x in r.accepted() if x["doc"]["data"]["trip"] == trip]
             self.assertEqual(sorted(set(ns)), list(range(1, count + 1)))
             self.assertEqual(ns, sorted(ns), trip)
-        wait_for(lambda: metric(metrics(again), "trackhub_webhook_pending", url=r.url) == 0, what="nothing pending")
+        wait_for(lambda: metric(metrics(again), "trackhub_webhook_pending", url=r.label) == 0, what="nothing pending")
 
 
 class TestClusterWebhooks(WebhookHubCase):
@@ -301,7 +301,7 @@ class TestClusterWebhooks(WebhookHubCase):
         trips = {f"fo-{i}": make_events(hubs[i % 3], f"fo-{i}", reroutes=2) for i in range(6)}
         total = sum(trips.values())
         expected = {f"{t}:{n}" for t, c in trips.items() for n in range(1, c + 1)}
-        pending = lambda h: metric(metrics(h), "trackhub_webhook_pending", url=r.url) or 0
+        pending = lambda h: metric(metrics(h), "trackhub_webhook_pending", url=r.label) or 0
         wait_for(lambda: sum(pending(h) for h in hubs) == total, what="every event pending at its partition's owner")
         # The owner with the most pending events dies: its partitions' owners-to-be deliver them.
         victim = max(hubs, key=pending)

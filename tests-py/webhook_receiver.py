@@ -74,6 +74,9 @@ class Receiver:
 
         self.server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        # The `url` label of the hub's webhook metrics when this is its first --webhook
+        # (PROTOCOL 12: scheme, host, port and place; the path is left out).
+        self.label = f"http://127.0.0.1:{self.server.server_address[1]}#1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 

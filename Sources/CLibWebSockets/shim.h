@@ -124,4 +124,18 @@ static inline int trackhub_readiness_any(int set) {
 }
 static inline void trackhub_readiness_close(int set) { if (set >= 0) close(set); }
 static inline int trackhub_lws_socket_fd(struct lws *wsi) { return (int)lws_get_socket_fd(wsi); }
+
+/* Whether the peer of a socket has closed its side or reset it: a peek that reads the end
+   (0) or fails for a reason other than "nothing yet". lws does not read an HTTP connection
+   while its answer is pending, so it would not notice until it writes the answer. */
+#include <sys/socket.h>
+#include <errno.h>
+static inline int trackhub_peer_closed(int fd) {
+    if (fd < 0) return 1;
+    unsigned char byte;
+    ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) return 1;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return 1;
+    return 0;
+}
 #endif

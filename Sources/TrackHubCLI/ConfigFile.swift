@@ -17,6 +17,9 @@ public struct ConfigFile: Sendable, Equatable {
     public let path: String
     public let entries: [Entry]
 
+    /// Keys whose null or empty value is an error rather than "not set": the secrets.
+    public static let keysThatMustHaveAValue: Set<String> = ["jwt-secret", "jwt-secret-file"]
+
     /// Reads and parses `path`.
     /// - Throws: `UsageError` naming the file (and line) when it cannot be read or parsed.
     public static func load(path: String) throws(UsageError) -> ConfigFile {
@@ -89,7 +92,11 @@ private struct Reader {
                 return entries
             case .scalar(let key, _):
                 guard seen.insert(key).inserted else { throw fail(line, "\(key) is set twice") }
-                entries.append(ConfigFile.Entry(key: key, values: try value(of: key), line: line))
+                let values = try value(of: key)
+                if values.isEmpty && ConfigFile.keysThatMustHaveAValue.contains(key) {
+                    throw fail(line, "\(key): null, ~ or an empty value is not a secret (remove the line to run an open hub on purpose)")
+                }
+                entries.append(ConfigFile.Entry(key: key, values: values, line: line))
             default:
                 throw fail(line, "a key must be a flag name (tick-hz: 10)")
             }

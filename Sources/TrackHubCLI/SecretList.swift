@@ -6,6 +6,9 @@ import Foundation
 public enum SecretList {
     /// Below this many bytes a secret is accepted with a warning (HS256's key is 32 bytes).
     public static let recommendedBytes = 32
+    /// Below this many bytes a secret is refused (PROTOCOL 14): it could be guessed, and the
+    /// log's redaction of every literal secret would blank out common words and letters.
+    public static let minimumBytes = 16
 
     /// Splits `text` into one or two secrets; `label` names the flag in errors.
     public static func split(_ text: String, label: String) throws(UsageError) -> [String] {
@@ -15,6 +18,10 @@ public enum SecretList {
         }
         guard !parts.contains(where: \.isEmpty) else {
             throw UsageError("\(label): an empty secret would sign tokens with no key")
+        }
+        if let short = parts.first(where: { $0.utf8.count < minimumBytes }) {
+            // The length only: the secret itself is never printed.
+            throw UsageError("\(label): a secret must have at least \(minimumBytes) bytes (one has \(short.utf8.count)); use e.g. openssl rand -hex 32")
         }
         return parts
     }

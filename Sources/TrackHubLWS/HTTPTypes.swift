@@ -1,3 +1,5 @@
+import TrackHubProtocol
+
 /// An HTTP method the hub answers.
 public enum HTTPMethod: String, Sendable {
     case get = "GET", post = "POST", put = "PUT", delete = "DELETE", head = "HEAD", options = "OPTIONS", patch = "PATCH", other = "OTHER"
@@ -110,8 +112,9 @@ public struct UpgradeRequest: Sendable {
 /// The hub's answer to an upgrade request.
 public enum UpgradeDecision: Sendable {
     case accept
-    /// Refused with this HTTP status (401, 403, 404, 429).
-    case refuse(status: Int)
+    /// Refused with the error's HTTP status (401, 403, 404, 429, 503), answered as an
+    /// HTTP/1.1 response with the error as its JSON body (PROTOCOL 1, 2).
+    case refuse(ProtocolError)
 }
 
 /// Why the host answered a request itself, without handing it to the hub.
@@ -124,6 +127,20 @@ public enum HTTPRefusalReason: String, Sendable {
     case tooManyConnections = "too_many_connections"
     /// No valid token on a secured hub: 401 from the headers, the body not read.
     case unauthorized
-    /// A declared body over `--max-body` (413).
+    /// A declared body over `--max-body`, or over a phone endpoint's own limit (413).
     case tooLarge = "too_large"
+    /// A phone endpoint's device, named in the query or the path, is not registered (404).
+    case unknownDevice = "unknown_device"
+    /// The address is past `--max-refusal-rate` (429).
+    case rateLimited = "rate_limited"
+
+    /// The reason of a refusal from the headers (`ServerHostDelegate.httpRefusalBeforeBody`).
+    public init(beforeBody code: ErrorCode) {
+        switch code {
+        case .tooLarge: self = .tooLarge
+        case .notFound: self = .unknownDevice
+        case .rateLimited: self = .rateLimited
+        default: self = .unauthorized
+        }
+    }
 }

@@ -59,9 +59,10 @@ extension LWSServerHost {
             dispatchHTTP(id: id, exchange)
             return 0
         }
-        // A secured hub checks the token from the headers: a body without one is never read.
-        if let refusal = delegate?.httpRefusalBeforeBody(request) {
-            refuseFromHost(id, exchange, refusal, reason: .unauthorized)
+        // Identity before work: a secured hub checks the token from the headers, a phone
+        // endpoint its device and its own body limit; a body refused here is never read.
+        if let refusal = delegate?.httpRefusalBeforeBody(secondAware, declaredLength: declaredLength) {
+            refuseFromHost(id, exchange, refusal, reason: HTTPRefusalReason(beforeBody: refusal.code))
             return 0
         }
         if declaredLength > options.maxBodyBytes {

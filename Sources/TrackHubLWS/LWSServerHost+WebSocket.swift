@@ -47,6 +47,13 @@ extension LWSServerHost {
         trackhub_lws_kill_async(wsi)
     }
 
+    /// A peek at the socket: its peer's end (or a reset) is there to read. A connection lws
+    /// has already closed counts as closed.
+    public func hasPeerClosed(_ id: ConnectionID) -> Bool {
+        guard let wsi = sockets[id] else { return true }
+        return trackhub_peer_closed(trackhub_lws_socket_fd(wsi)) != 0
+    }
+
     /// Closes a WebSocket connection with a code, after whatever is being written now.
     public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         guard let wsi = sockets[id] else { return }

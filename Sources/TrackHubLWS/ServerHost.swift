@@ -40,6 +40,10 @@ public protocol ServerHost: AnyObject, Sendable {
     func ping(_ id: ConnectionID) -> Bool
     /// Drops a connection without a close handshake.
     func drop(_ id: ConnectionID)
+    /// True when the peer of a connection has closed or reset it (service thread). lws does
+    /// not read an HTTP connection whose answer is pending, so the hub asks this of the
+    /// connections waiting for slow work (a router search) to drop work nobody waits for.
+    func hasPeerClosed(_ id: ConnectionID) -> Bool
     /// Closes a WebSocket connection with a code, after whatever is being written now.
     func close(_ id: ConnectionID, code: UInt16, reason: String)
 }

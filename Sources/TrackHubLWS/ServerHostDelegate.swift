@@ -18,9 +18,11 @@ public protocol ServerHostDelegate: AnyObject {
     func nextMessage(for id: ConnectionID) -> (message: OutboundMessage, hasMore: Bool)?
     /// A whole HTTP request (body read, framing checked): answer it with `respond`, now or later.
     func httpRequest(_ request: HTTPRequest)
-    /// A refusal from the headers alone, before the body is read (a secured hub's 401: the
-    /// body of a request without a valid token is never read, PROTOCOL 1); nil: none.
-    func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError?
+    /// A refusal from the headers alone, before a body of `declaredLength` bytes is read: a
+    /// secured hub's 401 (the body of a request without a valid token is never read,
+    /// PROTOCOL 1), a phone endpoint's 404 for an unknown device or 413 past its own body
+    /// limit (PROTOCOL 11), a 429 past `--max-refusal-rate`; nil: read the body.
+    func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError?
     /// The host answered a request itself without running it (framing, body timeout, too
     /// many connections, body too large): for metrics and logs.
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason)

@@ -12,6 +12,31 @@ import TrackHubCore
 public enum OsmAndRequest {
     /// Knots to metres per second.
     public static let metresPerSecondPerKnot = 0.514444
+    /// The most fields a form body may have (PROTOCOL 11): a phone sends about fifteen, and
+    /// counting them is a scan of the bytes, so a body of many tiny fields is refused before
+    /// any is decoded.
+    public static let maxFormFields = 100
+
+    /// The device id of a form body (the last `id`, else the last `deviceid`, as `parse` reads
+    /// them; a form field wins over the query), found by a scan of the bytes without decoding the other fields, so an
+    /// unknown device can be refused before the rest is parsed (PROTOCOL 11, "Identity before
+    /// work"). Nil for a JSON body, an empty one, or a form without an id.
+    public static func deviceID(formBody body: [UInt8]) -> String? {
+        guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }), first != UInt8(ascii: "{") else {
+            return nil
+        }
+        var id: String?
+        var deviceID: String?
+        for field in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let name = field.prefix { $0 != UInt8(ascii: "=") }
+            guard name.count == 2 || name.count == 8, name.count < field.count else { continue }
+            let value = field[(field.startIndex + name.count + 1)...]
+            let decoded = QueryString.percentDecode(Substring(decoding: value, as: UTF8.self))?.trimmingCharacters(in: " \t\r\n")
+            if name.elementsEqual("id".utf8) { id = decoded ?? "" }
+            if name.elementsEqual("deviceid".utf8) { deviceID = decoded ?? "" }
+        }
+        return [id, deviceID].compactMap { $0 }.first { !$0.isEmpty }
+    }
 
     /// Decodes a request. `now` (ms) is the time of a fix without `timestamp` and the bound
     /// of PROTOCOL 1's clock skew.
@@ -23,11 +48,64 @@ public enum OsmAndRequest {
         if body[start] == UInt8(ascii: "{") {
             return try parseJSON(body, limits: limits, now: now)
         }
+        let fields = body.reduce(1) { $0 + ($1 == UInt8(ascii: "&") ? 1 : 0) }
+        if fields > maxFormFields {
+            throw .badRequest("body: a form has at most \(maxFormFields) fields (this one has \(fields))")
+        }
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .badRequest("body: a form body must be UTF-8")
         }
         let form = try QueryString.parse(text.trimmingCharacters(in: " \t\r\n"))
         return try parseFields(QueryString(items: query + form.items), limits: limits, now: now)
+    }
+
+    /// The top-level `device_id` of Traccar Client's JSON body, found by one pass over the
+    /// bytes that tracks only nesting and strings, without building the document (PROTOCOL
+    /// 11: the id is found before the rest is parsed). Nil when there is no such key, or its
+    /// value is not a plain string (an escape in it: a valid id has none); the parser then
+    /// decides.
+    public static func deviceID(jsonBody body: [UInt8]) -> String? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let key = Array("device_id".utf8)
+        var depth = 0
+        var i = 0
+        func skipBlanks() { while i < body.count, body[i] == 0x20 || body[i] == 0x09 || body[i] == 0x0A || body[i] == 0x0D { i += 1 } }
+        while i < body.count {
+            switch body[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                i += 1
+            case quote:
+                // A string: a key of the top-level object when followed by `:` at depth 1.
+                let start = i + 1
+                i = start
+                var escaped = false
+                while i < body.count, body[i] != quote {
+                    if body[i] == backslash { escaped = true; i += 1 }
+                    i += 1
+                }
+                guard i < body.count else { return nil }
+                let end = i
+                i += 1
+                guard depth == 1, !escaped, body[start..<end].elementsEqual(key) else { continue }
+                skipBlanks()
+                guard i < body.count, body[i] == UInt8(ascii: ":") else { continue }
+                i += 1
+                skipBlanks()
+                guard i < body.count, body[i] == quote else { return nil }
+                let valueStart = i + 1
+                var j = valueStart
+                while j < body.count, body[j] != quote, body[j] != backslash { j += 1 }
+                guard j < body.count, body[j] == quote, j > valueStart else { return nil }
+                return String(validating: body[valueStart..<j], as: UTF8.self)
+            default:
+                i += 1
+            }
+        }
+        return nil
     }
 
     // MARK: - Query string and form

@@ -91,6 +91,18 @@ public enum ServerMessages {
         return w.finish()
     }
 
+    /// A stored `event` as a share link's replay sends it (PROTOCOL 13): the same message with
+    /// `lat` and `lon` `null`, so a replay is not a way to the trail a customer never sees.
+    /// Nil for bytes that are not a JSON object (never stored by the hub: dropped, not sent).
+    public static func eventWithoutPosition(_ stored: [UInt8]) -> [UInt8]? {
+        guard case .object(var object)? = try? JSONParser().parse(stored) else { return nil }
+        object["lat"] = .null
+        object["lon"] = .null
+        var w = JSONWriter(headroom: 0, capacity: stored.count + 16)
+        w.value(.object(object))
+        return w.finish()
+    }
+
     /// `snapshot` `{type, re?, trip, status, rider, config, route, waypoints, destination,
     /// position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, recovered?}`.
     /// - Parameters:

@@ -33,8 +33,11 @@ public enum RouterError: Error, Sendable, Equatable {
     case tooFarFromRoad(index: Int, distanceM: Double?)
     /// No path of the mode leads from the point before `index` to it.
     case noPath(index: Int)
-    /// The search could not run (the queue is full, the router is shutting down).
+    /// The search could not run (the queue is full, the router is shutting down, it did not
+    /// start within the queue's deadline, its client had gone).
     case unavailable(String)
+    /// The client's share of the router's queue is full (PROTOCOL 16: a tenth of it).
+    case rateLimited(String)
     /// More points than the router routes through in one search (`Router.maxPoints`).
     case tooManyPoints(limit: Int)
     /// The router failed for a reason of its own.

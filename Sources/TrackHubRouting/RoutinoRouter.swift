@@ -73,14 +73,29 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
         Routino_UnloadDatabase(database)
     }
 
+    /// Points closer than this to the point before them are routed once (see `findRoute`).
+    static let samePointM = 1.0
+
     public func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError> {
         guard query.points.count >= 2, query.points.count <= maxPoints else {
             return .failure(.failed("a route needs 2 to \(maxPoints) points, not \(query.points.count)"))
         }
         guard let profile = profiles[query.mode] else { return .failure(.failed("no profile for \(query.mode.rawValue)")) }
+        // A point within a metre of the one before it adds nothing to the route, and Routino
+        // 3.3 crashes (SIGSEGV) routing three equal points in a row after any other search:
+        // such points are routed once. `kept[i]` is the query index of the i-th point routed.
+        var kept: [Int] = []
+        for index in query.points.indices {
+            if let last = kept.last, Geodesy.distanceM(query.points[last], query.points[index]) < Self.samePointM { continue }
+            kept.append(index)
+        }
+        if kept.count == 1 {
+            kept.append(query.points.count - 1)  // two equal points route to themselves
+        }
         var waypoints: [OpaquePointer?] = []
         defer { for w in waypoints { free(UnsafeMutableRawPointer(w)) } }
-        for (index, point) in query.points.enumerated() {
+        for index in kept {
+            let point = query.points[index]
             // Routino finds the nearest road of the profile (its own limit is wider than ours;
             // the snapped points are checked against `maxSnapDistanceM` below).
             guard let w = Routino_FindWaypoint(database, profile, point.lat, point.lon) else {
@@ -96,7 +111,7 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
             let errno = Int(trackhub_routino_errno())
             if errno >= Int(ROUTINO_ERROR_NO_ROUTE_1) {
                 let to = errno - Int(ROUTINO_ERROR_NO_ROUTE_1) + 1  // "no route to waypoint N", 1-based
-                return .failure(.noPath(index: min(max(1, to), query.points.count - 1)))
+                return .failure(.noPath(index: min(max(1, kept[min(to, kept.count - 1)]), query.points.count - 1)))
             }
             return .failure(.failed("Routino error \(errno)"))
         }
@@ -114,9 +129,9 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
             node = p.pointee.next
         }
         // PROTOCOL 16: a point farther than the snap distance from every road of the mode.
-        if snapped.count == query.points.count {
-            for (index, (asked, found)) in zip(query.points, snapped).enumerated() {
-                let d = Geodesy.distanceM(asked, found)
+        if snapped.count == kept.count {
+            for (index, found) in zip(kept, snapped) {
+                let d = Geodesy.distanceM(query.points[index], found)
                 if d > maxSnapDistanceM { return .failure(.tooFarFromRoad(index: index, distanceM: d)) }
             }
         }

@@ -67,6 +67,7 @@ enum ConfigCommand {
             ("max-subscriptions", "\(d.maxSubscriptions)", "subscriptions of one connection"),
             ("max-fix-rate", "\(d.maxFixRate)", "fix ops per second per connection"),
             ("max-conns-per-ip", "\(d.maxConnsPerIP)", "connections from one address; 0: no limit"),
+            ("max-refusal-rate", "\(d.maxRefusalRate)", "refusals of one address for a bad credential per second, then 429; 0: no limit"),
             ("body-timeout", duration(d.bodyTimeoutMs), "an HTTP body must arrive within this of its headers"),
             ("max-trips", "\(d.maxTrips)", "trips not ended at once"),
             ("auth-timeout", duration(d.authTimeoutMs), "wait for a valid token on a secured hub"),

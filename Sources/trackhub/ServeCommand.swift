@@ -89,6 +89,9 @@ enum ServeCommand {
       --max-subscriptions N     subscriptions of one connection (default 256)
       --max-fix-rate N          fix ops per second per connection (default 1000)
       --max-conns-per-ip N      connections from one address, HTTP and WebSocket (default 0: no limit)
+      --max-refusal-rate N      refusals of one address for a bad credential per second (a 401, a 404
+                                for an unknown device); past it: 429 until the rate falls (default 0:
+                                no limit; behind a proxy every client shares one address)
       --body-timeout DURATION   an HTTP body must arrive within this of its headers (default 10s;
                                 past it: 408 and close)
       --max-trips N             trips not ended at once (default 100000; past it: too_large)
@@ -106,7 +109,7 @@ enum ServeCommand {
         "listen", "data", "jwt-secret", "tick-hz", "fleet-hz", "cluster", "web-root", "tls-cert", "tls-key",
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
-        "max-conns-per-ip", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
+        "max-conns-per-ip", "max-refusal-rate", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
         "router",
@@ -169,6 +172,7 @@ enum ServeCommand {
         config.maxSubscriptions = try flags.int("max-subscriptions", range: 1...1_000_000) ?? config.maxSubscriptions
         config.maxFixRate = try flags.int("max-fix-rate", range: 1...1_000_000) ?? config.maxFixRate
         config.maxConnsPerIP = try flags.int("max-conns-per-ip", range: 0...10_000_000) ?? config.maxConnsPerIP
+        config.maxRefusalRate = try flags.int("max-refusal-rate", range: 0...1_000_000) ?? config.maxRefusalRate
         config.authTimeoutMs = try flags.durationMs("auth-timeout") ?? config.authTimeoutMs
         config.bodyTimeoutMs = try flags.durationMs("body-timeout") ?? config.bodyTimeoutMs
         config.maxTrips = try flags.int("max-trips", range: 1...100_000_000) ?? config.maxTrips

@@ -29,8 +29,17 @@ import TrackHubCLI
     }
 
     @Test func emptyAndNullValuesAreNotSet() throws {
-        let values = try parse("jwt-secret:\ntls-cert: ~\ntls-key: null\ndata: ''\n")
-        #expect(values == ["jwt-secret": [], "tls-cert": [], "tls-key": [], "data": [""]])
+        let values = try parse("tick-hz:\ntls-cert: ~\ntls-key: null\ndata: ''\n")
+        #expect(values == ["tick-hz": [], "tls-cert": [], "tls-key": [], "data": [""]])
+    }
+
+    /// PROTOCOL 14: a secret written with no value is an error naming it, not an open hub.
+    @Test func aSecretWithoutAValueIsAnError() {
+        for key in ["jwt-secret", "jwt-secret-file"] {
+            for value in ["", " ~", " null", " []"] {
+                #expect(failure("\(key):\(value)\n")?.contains("\(key): null, ~ or an empty value is not a secret") == true, "\(key):\(value)")
+            }
+        }
     }
 
     @Test func aFileOfCommentsSetsNothing() throws {
@@ -116,11 +125,25 @@ import TrackHubCLI
 
 @Suite struct SecretListTests {
     @Test func oneOrTwoSecrets() throws {
-        #expect(try SecretList.split("abc", label: "--jwt-secret") == ["abc"])
-        #expect(try SecretList.split("new,old", label: "--jwt-secret") == ["new", "old"])
+        let new = String(repeating: "n", count: 16), old = String(repeating: "o", count: 32)
+        #expect(try SecretList.split(new, label: "--jwt-secret") == [new])
+        #expect(try SecretList.split("\(new),\(old)", label: "--jwt-secret") == [new, old])
         #expect(throws: UsageError.self) { try SecretList.split("a,b,c", label: "--jwt-secret") }
         #expect(throws: UsageError.self) { try SecretList.split("a,", label: "--jwt-secret") }
         #expect(throws: UsageError.self) { try SecretList.split("", label: "--jwt-secret") }
+    }
+
+    /// PROTOCOL 14: under 16 bytes a secret is refused, naming the rule and not the secret.
+    @Test func aSecretUnder16BytesIsRefused() {
+        for text in ["abc", "a,b", String(repeating: "x", count: 15), String(repeating: "y", count: 32) + ",short"] {
+            do {
+                _ = try SecretList.split(text, label: "--jwt-secret")
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.description.contains("at least 16 bytes"))
+                #expect(!error.description.contains(text))
+            }
+        }
     }
 
     @Test func aFileLosesOneTrailingNewlineOnly() throws {

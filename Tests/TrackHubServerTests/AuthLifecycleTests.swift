@@ -8,7 +8,7 @@ import TrackHubTesting
 
 /// A token's life on a connection (PROTOCOL section 2), open mode, TLS and `trackhub token`.
 @Suite struct AuthLifecycleTests {
-    static let secret = "life-s3cret"
+    static let secret = "life-s3cret-0123456789"
 
     static func token(_ scopes: Set<TokenScope>, _ trips: Set<String>?, exp: Int64? = nil, secret: String = secret) -> String {
         JWT.mint(TokenClaims(subject: "t", expiresAt: exp ?? Int64(Date().timeIntervalSince1970) + 3600, scopes: scopes, trips: trips), secret: secret)
@@ -166,10 +166,12 @@ import TrackHubTesting
         let star = try run(binary, ["token", "--scope", "fleet", "--trip", "*", "--sub", "ops"], environment: ["TRACKHUB_JWT_SECRET": Self.secret])
         let starClaims = try JWT.verify(star.output.trimmingCharacters(in: .whitespacesAndNewlines), secret: Self.secret, nowMs: nowMillis()).get()
         #expect(starClaims.trips == nil && starClaims.subject == "ops" && starClaims.expiresAt - Int64(Date().timeIntervalSince1970) > 3590)
-        let noTrips = try run(binary, ["token", "--secret", "x", "--scope", "viewer"])
-        #expect(try JWT.verify(noTrips.output.trimmingCharacters(in: .whitespacesAndNewlines), secret: "x", nowMs: nowMillis()).get().trips == [])
-        for bad in [["token", "--scope", "viewer"], ["token", "--secret", "x"], ["token", "--secret", "x", "--scope", "root"],
-                    ["token", "--secret", "x", "--scope", "viewer", "--ttl", "soon"], ["token", "--secret", "x", "--scope", "viewer", "--trip", "a/b"]] {
+        let noTrips = try run(binary, ["token", "--secret", Self.secret, "--scope", "viewer"])
+        #expect(try JWT.verify(noTrips.output.trimmingCharacters(in: .whitespacesAndNewlines), secret: Self.secret, nowMs: nowMillis()).get().trips == [])
+        let s = Self.secret
+        for bad in [["token", "--scope", "viewer"], ["token", "--secret", s], ["token", "--secret", s, "--scope", "root"],
+                    ["token", "--secret", s, "--scope", "viewer", "--ttl", "soon"], ["token", "--secret", s, "--scope", "viewer", "--trip", "a/b"],
+                    ["token", "--secret", "x", "--scope", "viewer"]] {  // under 16 bytes (PROTOCOL 14)
             let result = try run(binary, bad, environment: [:])
             #expect(result.status == 2, "\(bad)")
         }

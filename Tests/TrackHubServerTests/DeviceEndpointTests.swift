@@ -68,7 +68,9 @@ import TrackHubTesting
         defer { hub.stop() }
         #expect(try hub.httpJSON("PUT", "/v1/devices/a%20b", json: ["trip": NSNull()]).status == 400)
         #expect(try hub.httpJSON("PUT", "/v1/devices/abc", json: [:]).status == 400, "trip is required")
-        #expect(try hub.http("POST", "/v1/osmand", body: Data("id=abc&lat=1".utf8)).status == 400)
+        #expect(try hub.http("POST", "/v1/osmand", body: Data("id=a%20b&lat=1".utf8)).status == 400)
+        // A well-formed id that is not registered: 404 before the rest is parsed (PROTOCOL 11).
+        #expect(try hub.http("POST", "/v1/osmand", body: Data("id=abc&lat=1".utf8)).status == 404)
         #expect(try hub.http("PATCH", "/v1/osmand").status == 405)
     }
 }

@@ -228,8 +228,24 @@ import TrackHubProtocol
     @Test func metricLabelsAreEscaped() {
         #expect(WebhookMetrics.label(#"http://h/"q"\x"#) == #"http://h/\"q\"\\x"#)
         let text = WebhookMetrics.render([.init(url: "http://r/", delivered: 3, failed: 1, dropped: 0, pending: 2, oldestPendingMs: 1500)])
-        #expect(text.contains(#"trackhub_webhook_deliveries_total{url="http://r/",result="ok"} 3"#))
-        #expect(text.contains(#"trackhub_webhook_pending{url="http://r/"} 2"#))
-        #expect(text.contains(#"trackhub_webhook_oldest_pending_seconds{url="http://r/"} 1.5"#))
+        #expect(text.contains(#"trackhub_webhook_deliveries_total{url="http://r:80#1",result="ok"} 3"#))
+        #expect(text.contains(#"trackhub_webhook_pending{url="http://r:80#1"} 2"#))
+        #expect(text.contains(#"trackhub_webhook_oldest_pending_seconds{url="http://r:80#1"} 1.5"#))
+    }
+
+    /// PROTOCOL 12: `/metrics` is public, so the label keeps only scheme, host and port and
+    /// the URL's place in the list; userinfo, path, query and fragment may hold a secret.
+    @Test func theURLLabelShowsNoCredential() {
+        #expect(WebhookMetrics.urlLabel("http://user:pass@127.0.0.1:8123/hook?api_key=K", place: 1) == "http://127.0.0.1:8123#1")
+        #expect(WebhookMetrics.urlLabel("HTTPS://Hooks.Example.com/x/y#frag", place: 2) == "https://hooks.example.com:443#2")
+        #expect(WebhookMetrics.urlLabel("http://[::1]:9000/p", place: 3) == "http://[::1]:9000#3")
+        #expect(WebhookMetrics.urlLabel("http://a:b@[::1]?token=t", place: 4) == "http://[::1]:80#4")
+        #expect(WebhookMetrics.urlLabel("not a url", place: 5) == "#5")
+        let text = WebhookMetrics.render([
+            .init(url: "http://u:p@h:1/s?k=v", delivered: 0, failed: 0, dropped: 0, pending: 0, oldestPendingMs: 0),
+            .init(url: "https://h2/secret-path", delivered: 0, failed: 0, dropped: 0, pending: 0, oldestPendingMs: 0),
+        ])
+        for leaked in ["u:p", "/s", "k=v", "secret-path"] { #expect(!text.contains(leaked)) }
+        #expect(text.contains(#"trackhub_webhook_pending{url="https://h2:443#2"} 0"#))
     }
 }

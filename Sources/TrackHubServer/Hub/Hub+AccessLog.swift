@@ -5,12 +5,12 @@ import TrackHubProtocol
 /// WebSocket. Kept out of the routing code: the host reports, this formats.
 extension Hub {
     func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double) {
+        countRefusal(request, status: status)  // --max-refusal-rate (Hub+Auth)
         guard HubLog.isEnabled(.info) else { return }
         // The path without its query (lws hands it over split already; cut again in case):
         // a query may hold a token, and the redaction is the second line of defence.
         var path = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
-        // A device id is its credential on the device endpoints (PROTOCOL 11): not logged.
-        if path.hasPrefix("/v1/owntracks/") { path = "/v1/owntracks/{device}" }
+        path = Self.loggedPath(path)
         HubLog.log(.info, "http request", [
             ("method", .string(request.method.rawValue)),
             ("path", .string(path)),
@@ -18,6 +18,16 @@ extension Hub {
             ("duration_s", .seconds(durationSeconds)),
             ("peer", .string(request.peerAddress)),
         ])
+    }
+
+    /// The path as logged: a device id is its credential (PROTOCOL 11 and 14), so it is
+    /// replaced by `{device}` wherever a path holds one (`/v1/owntracks/{device}`,
+    /// `/v1/devices/{device}`); the OsmAnd endpoints carry it in the query, never logged.
+    static func loggedPath(_ path: String) -> String {
+        for prefix in ["/v1/owntracks/", "/v1/devices/"] where path.hasPrefix(prefix) && path.count > prefix.count {
+            return prefix + "{device}"
+        }
+        return path
     }
 
     func logClosed(_ session: Session, close: WebSocketClose) {

@@ -18,7 +18,7 @@ extension Hub {
     /// The upgrade: a `?token=` that does not verify refuses it with 401. Nil: carry on.
     func authorizeUpgrade(_ request: UpgradeRequest) -> UpgradeDecision? {
         guard isSecured, let token = request.queryValue("token") else { return nil }
-        if case .failure = verifyToken(token, now: clock.wallMillis()) { return .refuse(status: 401) }
+        if case .failure(let error) = verifyToken(token, now: clock.wallMillis()) { return .refuse(error) }
         return nil
     }
 
@@ -111,21 +111,71 @@ extension Hub {
 
     // MARK: - HTTP
 
-    /// PROTOCOL 1: on a secured hub a `/v1` request's token is checked from its headers, and
-    /// one without a valid token is answered 401 before its body is read (so an
-    /// unauthenticated client cannot make the hub read, hold or parse a body; 401 also beats 413).
-    func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError? {
-        guard isSecured, request.path.hasPrefix("/v1/") else { return nil }
-        switch APIRoute.match(method: request.method, path: request.path) {
-        case .preflight, .route(.openAPI): return nil  // no token needed (PROTOCOL 2)
-        case .route(let route) where route.kind.access == .device: return nil  // the device id is the credential
-        default: break
-        }
-        do {
-            _ = try tokens.authenticate(request, now: clock.wallMillis())
+    /// Identity before work (PROTOCOL 1, 11): a `/v1` request is refused from its headers,
+    /// before its body is read, when its address is past `--max-refusal-rate` (429), when it
+    /// is for a phone endpoint and announces a body over 64 KiB (413) or names a device that
+    /// is not registered (404), and on a secured hub when it has no valid token (401; 401
+    /// also beats 413). So an unauthenticated client cannot make the hub read, hold or parse
+    /// a body.
+    func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
+        let path = DeviceDoor.routedPath(request)
+        guard path.hasPrefix("/v1/") else { return nil }
+        let now = clock.wallMillis()
+        switch APIRoute.match(method: request.method, path: path) {
+        case .preflight, .route(.openAPI):
+            return nil  // no token needed (PROTOCOL 2)
+        case .route(let route) where route.kind.access == .device:
+            // The device id is the credential: checked here instead of a token.
+            if let refusal = refusalRateLimit(request, now: now) { return refusal }
+            if declaredLength > DeviceDoor.maxBodyBytes {
+                return .tooLarge("body: a phone's request is at most \(DeviceDoor.maxBodyBytes) bytes")
+            }
+            if let id = DeviceDoor.deviceBeforeBody(request, route: route), isSurelyUnknownDevice(id) {
+                return .notFound("device \(id) is not registered")
+            }
             return nil
-        } catch {
-            return error
+        default:
+            guard isSecured else { return nil }
+            if let refusal = refusalRateLimit(request, now: now) { return refusal }
+            do {
+                _ = try tokens.authenticate(request, now: now)
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
+
+    /// The 429 of `--max-refusal-rate` for an address that has used up its refusals for bad
+    /// credentials (`RefusalLimiter`); nil: check the credential.
+    func refusalRateLimit(_ request: HTTPRequest, now: Int64) -> ProtocolError? {
+        refusalRateLimit(peer: request.peerAddress, now: now)
+    }
+
+    func refusalRateLimit(peer: String, now: Int64) -> ProtocolError? {
+        guard refusals.isBlocked(peer, now: now) else { return nil }
+        return .rateLimited("\(peer): more than \(config.maxRefusalRate) refused credentials per second; try again later")
+    }
+
+    /// Counts a refusal for a bad credential against its address (PROTOCOL 1): every answer
+    /// 401, and 404 on a phone endpoint (an unknown device), refused upgrades included.
+    func countRefusal(_ request: HTTPRequest, status: Int) {
+        guard config.maxRefusalRate > 0 else { return }
+        let isDeviceDoor = request.isSecondListener || Self.isDeviceEndpoint(request.path)
+        guard status == 401 || (status == 404 && isDeviceDoor) else { return }
+        refusals.recordRefusal(request.peerAddress, now: clock.wallMillis())
+    }
+
+    /// True when a request must present a credential (a token, or a device id): what
+    /// `--max-refusal-rate` blocks. Preflights, the API description, pages and health do not.
+    func needsCredential(_ request: HTTPRequest) -> Bool {
+        if request.isSecondListener { return true }
+        let path = request.path
+        guard path.hasPrefix("/v1/") else { return false }
+        switch APIRoute.match(method: request.method, path: path) {
+        case .preflight, .route(.openAPI): return false
+        case .route(let route) where route.kind.access == .device: return true
+        default: return isSecured
         }
     }
 }

@@ -7,15 +7,19 @@ extension Hub {
     func upgradeRequested(_ request: UpgradeRequest) -> UpgradeDecision {
         if request.path != "/v1/ws" {
             metrics.upgradesRefused += 1
-            return .refuse(status: 404)
+            return .refuse(.notFound("no WebSocket at \(request.path); the WebSocket is at /v1/ws"))
         }
         if draining {
             metrics.upgradesRefused += 1
-            return .refuse(status: 503)
+            return .refuse(ProtocolError(.unavailable, "the hub is draining; connect to another"))
         }
         if !originPolicy.allowsOrigin(request.origin, host: request.host) || !originPolicy.allowsHost(request.host) {
             metrics.upgradesRefused += 1
-            return .refuse(status: 403)
+            return .refuse(.forbidden("Origin \(request.origin ?? "") or Host \(request.host ?? "") is not allowed"))
+        }
+        if isSecured, let refusal = refusalRateLimit(peer: request.peerAddress, now: clock.wallMillis()) {
+            metrics.upgradesRefused += 1
+            return .refuse(refusal)  // --max-refusal-rate: the token is not checked
         }
         if let refusal = authorizeUpgrade(request) {  // PROTOCOL 2: a bad ?token= is 401
             metrics.upgradesRefused += 1
@@ -33,6 +37,7 @@ extension Hub {
     }
 
     func connectionClosed(_ id: ConnectionID, close: WebSocketClose) {
+        routeSearchClients.connectionClosed(id)  // an HTTP client's searches are dropped unrun
         guard let session = sessions.removeValue(forKey: id) else { return }
         logClosed(session, close: close)
         metrics.connectionsOpen -= 1

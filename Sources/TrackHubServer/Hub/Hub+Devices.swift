@@ -126,6 +126,15 @@ extension Hub {
         respondError(connection, error)
     }
 
+    /// True when `id` is not a registered device and cannot become one by waiting: on a hub
+    /// alone every registration is applied before it is answered; in a cluster a device
+    /// registered through another hub a moment ago may not be applied here yet, so the
+    /// request is read (at most 64 KiB) and the lookup waits for the log (`deviceFix`).
+    /// An id of the wrong shape is left to the parser, whose 400 names the field.
+    func isSurelyUnknownDevice(_ id: String) -> Bool {
+        devices[id] == nil && config.clusterSeeds == nil && TripID.isValid(id)
+    }
+
     /// True for the paths phones post to (their refusals are counted by reason).
     static func isDeviceEndpoint(_ path: String) -> Bool {
         path == "/v1/osmand" || path.hasPrefix("/v1/owntracks/")

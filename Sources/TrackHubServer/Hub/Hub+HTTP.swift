@@ -9,6 +9,9 @@ extension Hub {
     func httpRequest(_ request: HTTPRequest) {
         metrics.httpRequests += 1
         let now = clock.wallMillis()
+        if needsCredential(request), let refusal = refusalRateLimit(request, now: now) {
+            return respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
+        }
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
         if !originPolicy.allowsHost(request.host) {
             respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
@@ -81,6 +84,14 @@ extension Hub {
     /// PROTOCOL 4's order), then carried out; what only the trip can tell (404, 409) comes
     /// from the command log or the route itself.
     private func routeAPI(_ request: HTTPRequest, now: Int64) throws(ProtocolError) {
+        // Identity before work (PROTOCOL 11): a phone's device, once the body is in, is
+        // looked up before the body is parsed (an id in the query or path was looked up
+        // before the body was read, `httpRefusalBeforeBody`).
+        if case .route(let route) = APIRoute.match(method: request.method, path: request.path), route.kind.access == .device,
+           let id = DeviceDoor.device(request, route: route), isSurelyUnknownDevice(id) {
+            metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
+            throw .notFound("device \(id) is not registered")
+        }
         switch apiGate.decide(request, now: now) {
         case .preflight(let allowed):
             respond(request.connection, CORS.preflight(allowed: allowed))
@@ -95,11 +106,11 @@ extension Hub {
             if Self.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
             throw error
         case .call(let call, let grants):
-            try dispatch(call, connection: request.connection, grants: grants, now: now)
+            try dispatch(call, connection: request.connection, peer: request.peerAddress, grants: grants, now: now)
         }
     }
 
-    private func dispatch(_ call: APICall, connection: ConnectionID, grants: Grants, now: Int64) throws(ProtocolError) {
+    private func dispatch(_ call: APICall, connection: ConnectionID, peer: String, grants: Grants, now: Int64) throws(ProtocolError) {
         var call = call
         if case .createTrip(let body, let route, let rawBody) = call, body.id == nil {
             // The id is chosen here, so the trip's partition is known before it is submitted.
@@ -107,11 +118,11 @@ extension Hub {
             named.id = makeTripID()
             call = .createTrip(named, route: route, rawBody: rawBody)
         }
-        guard let trip = Self.trip(namedBy: call) else { return try dispatchNow(call, connection: connection, grants: grants, now: now) }
+        guard let trip = Self.trip(namedBy: call) else { return try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now) }
         // PROTOCOL 15: a request about a trip is answered once this hub applies its partition.
         commands.usingTrip(trip, reply: .http(connection), now: now) { [self] in
             do throws(ProtocolError) {
-                try dispatchNow(call, connection: connection, grants: grants, now: now)
+                try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now)
             } catch {
                 respondError(connection, error)
             }
@@ -131,7 +142,7 @@ extension Hub {
         }
     }
 
-    private func dispatchNow(_ call: APICall, connection: ConnectionID, grants: Grants, now: Int64) throws(ProtocolError) {
+    private func dispatchNow(_ call: APICall, connection: ConnectionID, peer: String, grants: Grants, now: Int64) throws(ProtocolError) {
         let reply = Reply.http(connection)
         switch call {
         case .listTrips(let query):
@@ -139,7 +150,7 @@ extension Hub {
         case .createTrip(let body, let route, let rawBody):
             try checkTripCapacity()
             let id = body.id ?? makeTripID()
-            if body.origin != nil { return try createTripFromStops(id: id, body, rawBody: rawBody, reply: reply) }
+            if body.origin != nil { return try createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: SearchClient(connection: connection, peer: peer)) }
             commands.submit(.create(id: id, body, route: route, rawBody: rawBody, found: nil), reply: reply, now: now)
         case .fleetClusters(let query):
             try fleetClustersHTTP(connection, query, now: now)
@@ -180,7 +191,7 @@ extension Hub {
         case .revokeShare(let jti):
             try revokeShare(connection, jti: jti, now: now)
         case .findRoute(let query):
-            try findRouteHTTP(connection, query)
+            try findRouteHTTP(connection, query, peer: peer)
         case .deviceFix(let device, let fix, let source):
             do {
                 try deviceFix(connection, device: device, fix, source: source, now: now)

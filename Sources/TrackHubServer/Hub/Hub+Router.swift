@@ -10,36 +10,59 @@ import TrackHubRouting
 extension Hub {
     var router: RouterQueue? { config.router }
 
+    /// An HTTP client waiting for a search: its connection (closed: the search is dropped
+    /// unrun) and its address (whose share of the queue it counts against).
+    struct SearchClient {
+        var connection: ConnectionID
+        var peer: String
+    }
+
     /// Runs a search off the service thread; `then` runs on the service thread with the
-    /// result. A full queue (or no router) answers `unavailable` at once.
-    func searchRoute(_ query: RouteQuery, then: @escaping @Sendable (Result<FoundRoute, RouterError>) -> Void) {
+    /// result. A full queue (or no router) answers `unavailable` at once, a client past its
+    /// share of the queue `rate_limited`; a search not started within 10 s is `unavailable`,
+    /// and one whose client has gone is dropped unrun (PROTOCOL 16). `client` nil: the hub's
+    /// own search (a reroute).
+    func searchRoute(_ query: RouteQuery, client: SearchClient? = nil, then: @escaping @Sendable (Result<FoundRoute, RouterError>) -> Void) {
         guard let router else { return then(.failure(.unavailable("this hub has no router"))) }
         if query.points.count > router.router.maxPoints {
             return then(.failure(.tooManyPoints(limit: router.router.maxPoints)))
         }
-        let queued = router.search(query) { [self] result, seconds in
+        let interest = client.map { routeSearchClients.add($0.connection) }
+        let refusal = router.search(query, owner: client?.peer, isWanted: { interest?.isWanted ?? true }) { [self] result, skipped, seconds in
             runOnServiceThread { [self] in
-                metrics.routerSearched(result, seconds: seconds)
+                if let interest, let client { routeSearchClients.remove(interest, of: client.connection) }
+                if let skipped {
+                    metrics.routerSkipped(skipped)
+                    if skipped == .abandoned { return }  // nobody to answer
+                } else {
+                    metrics.routerSearched(result, seconds: seconds)
+                }
                 then(result)
             }
         }
-        if !queued {
+        guard let refusal else { return }
+        if let interest, let client { routeSearchClients.remove(interest, of: client.connection) }
+        switch refusal {
+        case .queueFull:
             metrics.routerSearches["unavailable", default: 0] += 1
             then(.failure(.unavailable("the router's queue is full (\(router.limit) searches waiting); try again")))
+        case .ownerShareFull:
+            metrics.routerSearches["rate_limited", default: 0] += 1
+            then(.failure(.rateLimited("\(client?.peer ?? "this client") has \(router.perOwnerLimit) searches queued, its share of the router's queue; try again once they are answered")))
         }
     }
 
     /// `POST /v1/trips` with `origin` (PROTOCOL 16): the route from origin through the
     /// waypoints to the destination, then the create as if the client had given that route,
     /// `route_source: "router"`. Without a router: 400 naming `route`.
-    func createTripFromStops(id: String, _ body: CreateTripRequest, rawBody: [UInt8], reply: Reply) throws(ProtocolError) {
+    func createTripFromStops(id: String, _ body: CreateTripRequest, rawBody: [UInt8], reply: Reply, client: SearchClient?) throws(ProtocolError) {
         guard let origin = body.origin, let destination = body.destination else { return }
         guard router != nil else {
             throw .badRequest("route: this hub has no router (give route or route_polyline, or start the hub with --router routino:DIR)")
         }
         let stops = body.waypoints.count
         let mode = body.config.mode
-        searchRoute(RouteQuery(points: [origin] + body.waypoints + [destination], mode: mode)) { [self] result in
+        searchRoute(RouteQuery(points: [origin] + body.waypoints + [destination], mode: mode), client: client) { [self] result in
             do throws(ProtocolError) {
                 let found = try result.mapError { Self.routerProblem($0, mode: mode, name: { Self.tripPointName($0, stops: stops) }) }.get()
                 let route = try foundRoute(found, lastField: "destination")
@@ -58,10 +81,10 @@ extension Hub {
     }
 
     /// `GET /v1/route` (PROTOCOL 16): `{route, distance_m, duration_s}`, no trip made.
-    func findRouteHTTP(_ connection: ConnectionID, _ query: RouteSearchQuery) throws(ProtocolError) {
+    func findRouteHTTP(_ connection: ConnectionID, _ query: RouteSearchQuery, peer: String) throws(ProtocolError) {
         guard router != nil else { throw .badRequest("route: this hub has no router (start it with --router routino:DIR)") }
         let stops = query.via.count
-        searchRoute(RouteQuery(points: query.points, mode: query.mode)) { [self] result in
+        searchRoute(RouteQuery(points: query.points, mode: query.mode), client: SearchClient(connection: connection, peer: peer)) { [self] result in
             switch result {
             case .success(let found):
                 respond(connection, status: 200, json: HTTPBodies.foundRoute(path: found.path, distanceM: found.lengthM, durationS: found.durationS))
@@ -137,6 +160,8 @@ extension Hub {
             return .badRequest("\(name(index)): no \(mode.rawValue) route leads there from \(name(index - 1))")
         case .unavailable(let why):
             return ProtocolError(.unavailable, "route: \(why)")
+        case .rateLimited(let why):
+            return .rateLimited("route: \(why)")
         case .failed(let why):
             return ProtocolError(.unavailable, "route: the router failed (\(why))")
         case .tooManyPoints(let limit):

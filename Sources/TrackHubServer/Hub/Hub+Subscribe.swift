@@ -78,7 +78,9 @@ extension Hub {
             var view = read.view
             view.trail = found.trail
             var messages = [OutboundMessage.snapshot(view, re: read.re, recovered: read.recovered)]
-            messages += found.replay.map { OutboundMessage(payload: $0) }
+            // A customer's replay has no positions (PROTOCOL 13); live events keep theirs.
+            let replay = view.audience == .customer ? found.replay.compactMap(ServerMessages.eventWithoutPosition) : found.replay
+            messages += replay.map { OutboundMessage(payload: $0) }
             if let segment = read.segment { messages.append(segment) }
             fillReservation(read.ticket, with: messages, for: id)
             if view.audience == .customer { endCustomerSubscriptionsIfOver(trip: view.id, now: clock.wallMillis()) }

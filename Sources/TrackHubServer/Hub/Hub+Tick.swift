@@ -28,6 +28,8 @@ extension Hub {
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
             forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
+            refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
+            routeSearchClients.sweepClosedPeers(host)  // searches whose clients left are dropped unrun
         }
     }
 

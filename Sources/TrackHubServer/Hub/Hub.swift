@@ -43,6 +43,11 @@ public final class Hub: @unchecked Sendable {
     let fleetBuilder = Mutex(FleetIndexBuilder())
     /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
     var devices = DeviceRegistry()
+    /// `--max-refusal-rate`: refusals for bad credentials per address (PROTOCOL 1).
+    var refusals: RefusalLimiter
+    /// The HTTP clients of searches on the router's queue, so a search whose client has gone
+    /// is dropped unrun (PROTOCOL 16).
+    let routeSearchClients = RouteSearchClients()
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Made on first use (it needs the hub), in `start` before the service thread runs.
     private(set) lazy var commands: any CommandLog = makeCommandLog()
@@ -74,6 +79,7 @@ public final class Hub: @unchecked Sendable {
         self.originPolicy = OriginPolicy(config: config)
         self.store = store
         self.trips = TripTable(tickHz: config.tickHz)
+        self.refusals = RefusalLimiter(ratePerSecond: config.maxRefusalRate)
         let tokens = TokenVerifier(secrets: config.jwtSecrets)
         self.tokens = tokens
         self.sessionPolicy = SessionPolicy(

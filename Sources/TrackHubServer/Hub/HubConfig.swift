@@ -35,6 +35,10 @@ public struct HubConfig: Sendable {
     public var maxFixRate = 1000
     /// Most TCP connections from one address, HTTP and WebSocket alike (0: no limit).
     public var maxConnsPerIP = 0
+    /// Refusals of one address for a bad credential (a 401; a 404 for an unknown device on
+    /// the phone endpoints) per second before its credentialed requests are answered 429
+    /// unchecked until the rate falls (`--max-refusal-rate`; 0: no limit, the default).
+    public var maxRefusalRate = 0
     /// How long an HTTP body may take to arrive after its headers, in ms (`--body-timeout`;
     /// past it: 408 and close; 0: no limit).
     public var bodyTimeoutMs: Int64 = 10_000

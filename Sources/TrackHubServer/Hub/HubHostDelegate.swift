@@ -13,7 +13,7 @@ final class HubHostDelegate: ServerHostDelegate {
     init(hub: Hub) { self.hub = hub }
 
     func upgradeRequested(_ request: UpgradeRequest) -> UpgradeDecision {
-        hub?.upgradeRequested(request) ?? .refuse(status: 503)
+        hub?.upgradeRequested(request) ?? .refuse(ProtocolError(.unavailable, "the hub is stopping"))
     }
 
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
@@ -40,8 +40,8 @@ final class HubHostDelegate: ServerHostDelegate {
         hub?.httpRequest(request)
     }
 
-    func httpRefusalBeforeBody(_ request: HTTPRequest) -> ProtocolError? {
-        hub?.httpRefusalBeforeBody(request)
+    func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
+        hub?.httpRefusalBeforeBody(request, declaredLength: declaredLength)
     }
 
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason) {

@@ -115,25 +115,56 @@ public struct LogLine: Sendable {
             + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
-    /// A message on one line: a newline inside one would make a second, unparseable line.
+    /// A message on one line: a newline inside one would make a second, unparseable line;
+    /// other control characters are written escaped (`\x1b`), never raw, so a peer's bytes
+    /// cannot move a terminal's cursor or colour what follows (PROTOCOL 14).
     static func oneLine(_ text: String) -> String {
-        guard text.contains(where: { $0.isNewline }) else { return text }
-        return String(text.map { $0.isNewline ? " " : $0 })
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\r" || scalar == "\u{2028}" || scalar == "\u{2029}" || scalar == "\u{85}" {
+                out += " "
+            } else if isControl(scalar) {
+                out += escaped(scalar)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     static func textValue(_ text: String) -> String {
-        let needsQuotes = text.isEmpty || text.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }
+        let needsQuotes = text.isEmpty || text.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || isControl($0) }
         guard needsQuotes else { return text }
         var out = "\""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case _ where character.isNewline: out += "\\n"
-            default: out.append(character)
+            case "\n": out += "\\n"
+            case _ where isControl(scalar): out += escaped(scalar)
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value <= 0x9F) || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+
+    /// `\t`, `\r`, or `\xNN` (`\u2028` above 0xFF): readable, and never the raw byte.
+    static func escaped(_ scalar: Unicode.Scalar) -> String {
+        switch scalar {
+        case "\t": return "\\t"
+        case "\r": return "\\r"
+        default:
+            let hex = String(scalar.value, radix: 16)
+            return scalar.value <= 0xFF
+                ? "\\x" + (hex.count < 2 ? "0" : "") + hex
+                : "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        }
     }
 }
 

@@ -61,6 +61,12 @@ struct HubMetrics {
     var routerSearches: [String: Int] = [:]
     var routerSearch = LatencyHistogramMetric()
 
+    /// Counts one search that never ran: `abandoned` (its client had gone when its turn
+    /// came) or `too_late` (it waited longer than the queue's start deadline).
+    mutating func routerSkipped(_ skipped: RouterQueue.Skipped) {
+        routerSearches[skipped == .abandoned ? "abandoned" : "too_late", default: 0] += 1
+    }
+
     /// Counts one search that ran and observes its time.
     mutating func routerSearched(_ result: Result<FoundRoute, RouterError>, seconds: Double) {
         let label: String
@@ -69,6 +75,7 @@ struct HubMetrics {
         case .failure(.tooFarFromRoad): label = "too_far"
         case .failure(.noPath): label = "no_path"
         case .failure(.unavailable): label = "unavailable"
+        case .failure(.rateLimited): label = "rate_limited"
         case .failure(.failed), .failure(.tooManyPoints): label = "failed"
         }
         routerSearches[label, default: 0] += 1

@@ -157,6 +157,11 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         return true
     }
 
+    /// A fake connection's peer has closed once the connection is closed.
+    public func hasPeerClosed(_ id: ConnectionID) -> Bool {
+        shared.withLock { $0.connections[id]?.isClosed ?? true }
+    }
+
     public func drop(_ id: ConnectionID) {
         shared.withLock { $0.connections[id]?.wasDropped = true }
         enqueue { host in host.end(id, .none) }
