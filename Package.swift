@@ -10,14 +10,18 @@ import PackageDescription
 //                     backend (libroutino), the one queue searches run on
 //   TrackHubLWS       all of libwebsockets: the server host (context, callbacks, HTTP exchange,
 //                     WebSocket I/O) and the client host; the types the hub and the host pass
-//   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth (libcrypto HMAC), webhooks
-//                     (libcurl's multi interface on a thread of its own); no lws C
+//   TrackHubCrypto    HMAC-SHA256 and a constant-time compare (libcrypto), for tokens and webhooks
+//   TrackHubCurl      libcurl's multi interface, the webhooks' HTTP client
+//   TrackHubServer    the hub: sessions, fan-out, HTTP API, auth, webhooks (on a thread of their
+//                     own); imports no C module: it reaches each C library through an edge target
 //   TrackHubCLI       flag, environment and config-file (libyaml) reading shared by the executables
 //   trackhub          the command line (serve, token, simulate, config, version)
 //   trackhub-load     the load generator
 //   TrackHubTesting   what the Swift tests share (a test hub, clients, loopback sockets, Redis);
 //                     used only by test targets, never linked into an executable
-// Only the C* system-library targets see C headers; only TrackHubLWS imports libwebsockets.
+// Only the C* system-library targets see C headers, and only the edge targets (TrackHubStore,
+// TrackHubRedis, TrackHubRouting, TrackHubLWS, TrackHubCrypto, TrackHubCurl, TrackHubCLI)
+// import them; only TrackHubLWS imports libwebsockets.
 let package = Package(
     name: "TrackHub",
     platforms: [.macOS(.v15)],
@@ -68,9 +72,11 @@ let package = Package(
         .target(name: "TrackHubRedis", dependencies: ["CHiredis"]),
         .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "CLibWebSockets"]),
         .target(name: "TrackHubRouting", dependencies: ["TrackHubCore", "CRoutino"]),
+        .target(name: "TrackHubCrypto", dependencies: ["CCrypto"]),
+        .target(name: "TrackHubCurl", dependencies: ["CCurl"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "TrackHubRouting", "CCrypto", "CCurl"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "TrackHubRouting", "TrackHubCrypto", "TrackHubCurl"]
         ),
         .target(
             name: "TrackHubSimulator",
@@ -98,7 +104,7 @@ let package = Package(
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubTesting"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubRouting", "TrackHubCLI", "TrackHubTesting"]
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubRouting", "TrackHubCrypto", "TrackHubCLI", "TrackHubTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -10,6 +10,7 @@
 // broken invariant (a trap) is a finding. Built by scripts/fuzz.sh together with
 // TrackHubCore, TrackHubProtocol and the token verifier (Sources/TrackHubServer/Auth).
 import TrackHubCore
+import TrackHubCrypto
 import TrackHubProtocol
 
 private let now: Int64 = 1_760_000_000_000

@@ -18,13 +18,14 @@ mkdir -p "$out/lib"
 
 core=$(find Sources/TrackHubCore -name '*.swift' | sort)
 proto=$(find Sources/TrackHubProtocol -name '*.swift' | sort)
-auth="Sources/TrackHubServer/Auth/Base64URL.swift Sources/TrackHubServer/Auth/HMACSHA256.swift Sources/TrackHubServer/Auth/JWT.swift"
+crypto="Sources/TrackHubCrypto/HMACSHA256.swift"
+auth="Sources/TrackHubServer/Auth/Base64URL.swift Sources/TrackHubServer/Auth/JWT.swift"
 flags=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6)
 stamp="$out/lib/stamp"
 # The newest source, found without a pipe: `ls -t | head -1` under pipefail dies of SIGPIPE
 # (exit 141) once the listing outgrows one write, as it did in CI.
 newest=scripts/fuzz.sh
-for source in $core $proto $auth fuzz/*.swift; do
+for source in $core $proto $crypto $auth fuzz/*.swift; do
   if [ "$source" -nt "$newest" ]; then newest="$source"; fi
 done
 
@@ -34,10 +35,13 @@ if [ ! -f "$stamp" ] || [ "$newest" -nt "$stamp" ]; then
     -emit-library -static -o "$out/lib/libTrackHubCore.a" $core
   swiftc "${flags[@]}" -module-name TrackHubProtocol -I "$out/lib" -emit-module -emit-module-path "$out/lib/TrackHubProtocol.swiftmodule" \
     -emit-library -static -o "$out/lib/libTrackHubProtocol.a" $proto
+  # HMAC is an edge module of its own (TrackHubCrypto, over libcrypto), as in the package.
+  swiftc "${flags[@]}" -module-name TrackHubCrypto -I Sources/CCrypto -emit-module -emit-module-path "$out/lib/TrackHubCrypto.swiftmodule" \
+    -emit-library -static -o "$out/lib/libTrackHubCrypto.a" $crypto
   swiftc "${flags[@]}" -module-name DecodeFuzzer -I "$out/lib" -I Sources/CCrypto fuzz/DecodeFuzzer.swift $auth \
-    "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/decode-fuzzer"
+    "$out/lib/libTrackHubCrypto.a" "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/decode-fuzzer"
   swiftc "${flags[@]}" -module-name HTTPFuzzer -I "$out/lib" -I Sources/CCrypto fuzz/HTTPFuzzer.swift $auth \
-    "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/http-fuzzer"
+    "$out/lib/libTrackHubCrypto.a" "$out/lib/libTrackHubProtocol.a" "$out/lib/libTrackHubCore.a" -lcrypto -lm -o "$out/http-fuzzer"
   swiftc "${flags[@]}" -module-name TripFuzzer -I "$out/lib" fuzz/TripFuzzer.swift \
     "$out/lib/libTrackHubCore.a" -lm -o "$out/trip-fuzzer"
   touch "$stamp"

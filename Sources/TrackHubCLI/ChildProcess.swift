@@ -9,11 +9,14 @@ import Glibc
 /// now and then (swift-corelibs-foundation pull request 5472). The child also starts with no
 /// signals blocked and default handlers, whatever the parent's threads block.
 public final class ChildProcess: @unchecked Sendable {
+    /// The child's process id; still valid (unreaped) until `wait` returns.
     public let pid: pid_t
     private var outputFD: Int32?
     private var exitStatus: Int32?
 
+    /// Why `spawn` failed: the pipe could not be made, or the program could not be started.
     public struct SpawnError: Error, CustomStringConvertible {
+        /// One line: `pipe` or the program's path, and the system's reason.
         public let description: String
     }
 
@@ -112,6 +115,7 @@ public final class ChildProcess: @unchecked Sendable {
         return code
     }
 
+    /// Sends `signal` to the child unless `wait` has reaped it (its pid may then be another's).
     public func signal(_ signal: Int32) {
         if exitStatus == nil { kill(pid, signal) }
     }

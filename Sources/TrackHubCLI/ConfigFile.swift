@@ -7,14 +7,19 @@ import Foundation
 /// Values are kept as the text written (`10`, `30s`, `true`): the flag parsers judge them,
 /// so a bad value in the file gets the same error as on the command line.
 public struct ConfigFile: Sendable, Equatable {
+    /// One key of the file with its value or values.
     public struct Entry: Sendable, Equatable {
+        /// The flag name as written after `--` (`tick-hz`).
         public var key: String
         /// One value for a scalar, any number for a list; empty: not set.
         public var values: [String]
+        /// The key's line in the file, 1-based, for error messages.
         public var line: Int
     }
 
+    /// The file as named on the command line, for error messages.
     public let path: String
+    /// The keys in file order.
     public let entries: [Entry]
 
     /// Keys whose null or empty value is an error rather than "not set": the secrets.

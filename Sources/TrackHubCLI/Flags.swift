@@ -2,7 +2,9 @@ import Foundation
 
 /// A command-line error: printed as one line naming the flag, exit status 2.
 public struct UsageError: Error, CustomStringConvertible {
+    /// The whole line, without the command's name (the caller prefixes it).
     public var description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }
 
@@ -15,6 +17,7 @@ public struct Flags {
     /// Where a value came from, strongest first.
     public enum Source: Int, Comparable, Sendable {
         case flag, environment, file
+        /// Stronger first: `flag < environment < file`.
         public static func < (a: Source, b: Source) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -23,10 +26,18 @@ public struct Flags {
     private var repeated: [String: [String]] = [:]
     /// Where a value set by the config file came from (`FILE line N`), for its errors.
     private var fileSources: [String: String] = [:]
+    /// The valueless flags given on the command line (`--help`); switches are not read from the
+    /// environment or the file.
     public private(set) var switches: Set<String> = []
+    /// The flag names that take a value; any other `--name` is an error.
     public let known: Set<String>
+    /// The flag names that take no value (default: `help`).
     public let knownSwitches: Set<String>
 
+    /// Parses `arguments`, then fills unset flags from `environment` and, when `config` is known and
+    /// set, from that file.
+    /// - Throws: `UsageError` for an unknown flag, a missing value, a positional argument, or a bad
+    ///   config file.
     public init(
         arguments: [String], known: Set<String>, switches knownSwitches: Set<String> = ["help"],
         environmentPrefix: String = "TRACKHUB_", environment: [String: String] = ProcessInfo.processInfo.environment
@@ -94,13 +105,18 @@ public struct Flags {
         return "--\(name) (\(source))"
     }
 
+    /// The value of `name` as given (the last one of a repeated flag); nil: not set anywhere.
     public func string(_ name: String) -> String? { values[name] }
 
     /// Where `name`'s value came from; nil when it is not set.
     public func source(_ name: String) -> Source? { sources[name] }
 
+    /// Every value of a repeatable flag, in command-line order; from the environment one value,
+    /// from the file the list's items.
     public func all(_ name: String) -> [String] { repeated[name] ?? [] }
 
+    /// The value of `name` as an integer; nil: not set.
+    /// - Throws: `UsageError` naming the flag when it is not an integer within `range`.
     public func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
         guard let text = values[name] else { return nil }
         guard let value = Int(text), range.contains(value) else {
@@ -109,6 +125,8 @@ public struct Flags {
         return value
     }
 
+    /// The value of `name` as a finite number; nil: not set.
+    /// - Throws: `UsageError` naming the flag when it is not a number within `range`.
     public func double(_ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = values[name] else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
@@ -136,6 +154,8 @@ public struct Flags {
         throw UsageError("\(label(name)): \(text) is not a size within \(range.lowerBound)–\(range.upperBound) bytes (e.g. 65536 or 64KiB)")
     }
 
+    /// Milliseconds of a duration with a unit (`ms`, `s`, `m`, `h`, `d`; fractions allowed, `1.5s`),
+    /// rounded; nil for a bare number, another unit or a negative value.
     public static func parseDurationMs(_ text: String) -> Int64? {
         let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {

@@ -7,16 +7,23 @@ public enum HTTPMethod: String, Sendable {
 
 /// One HTTP request as the hub sees it: already parsed, no C in sight.
 public struct HTTPRequest: Sendable {
+    /// The connection the request came on; the answer goes back on it.
     public var connection: ConnectionID
+    /// The request's method; one the hub does not know is `.other`.
     public var method: HTTPMethod
     /// The decoded path, e.g. `/v1/trips/T1`.
     public var path: String
     /// Query arguments in order, decoded.
     public var query: [(name: String, value: String)]
+    /// The `Origin` header; nil when absent (not a browser, or a same-origin GET).
     public var origin: String?
+    /// The `Host` header, for the Origin and DNS-rebinding checks (PROTOCOL 1).
     public var host: String?
+    /// The `Authorization` header as sent (`Bearer <token>`); nil when absent.
     public var authorization: String?
+    /// The peer's numeric IP address (the proxy's behind one); empty when lws cannot tell.
     public var peerAddress: String
+    /// The whole body (at most `--max-body`), read before the request is handed over; empty without one.
     public var body: [UInt8]
     /// True for a request that came in on the second listening address (`--osmand-listen`).
     public var isSecondListener = false
@@ -45,8 +52,11 @@ public struct HTTPRequest: Sendable {
 
 /// The answer to an HTTP request.
 public struct HTTPResponse: Sendable {
+    /// The HTTP status code.
     public var status: Int
+    /// The `Content-Type` header's value.
     public var contentType: String
+    /// Headers besides Content-Type and Content-Length, written in this order.
     public var headers: [(name: String, value: String)]
     /// The whole body, or with `requestChunk` its first part.
     public var body: [UInt8]
@@ -60,6 +70,7 @@ public struct HTTPResponse: Sendable {
     /// closes meanwhile is not reported to the producer; its late answer is dropped.
     public var requestChunk: (@Sendable (ConnectionID) -> Void)?
 
+    /// An answer; a JSON body by default, streamed when `requestChunk` is given.
     public init(
         status: Int, contentType: String = "application/json", headers: [(name: String, value: String)] = [], body: [UInt8],
         requestChunk: (@Sendable (ConnectionID) -> Void)? = nil
@@ -88,10 +99,15 @@ public enum HTTPBodyChunk: Sendable {
 
 /// What a WebSocket upgrade request carries, for the hub to accept or refuse it.
 public struct UpgradeRequest: Sendable {
+    /// The decoded path, `/v1/ws` for the hub's clients.
     public var path: String
+    /// Query arguments in order, decoded (a WebSocket's token comes as `?token=`).
     public var query: [(name: String, value: String)]
+    /// The `Origin` header; nil when absent (not a browser).
     public var origin: String?
+    /// The `Host` header, for the Origin and DNS-rebinding checks (PROTOCOL 1).
     public var host: String?
+    /// The peer's numeric IP address; `--max-conns-per-ip` counts by it.
     public var peerAddress: String
 
     /// An upgrade as the host parsed it (or as a test or a fake host makes it).
@@ -111,6 +127,7 @@ public struct UpgradeRequest: Sendable {
 
 /// The hub's answer to an upgrade request.
 public enum UpgradeDecision: Sendable {
+    /// Upgrade: the connection becomes a WebSocket session.
     case accept
     /// Refused with the error's HTTP status (401, 403, 404, 429, 503), answered as an
     /// HTTP/1.1 response with the error as its JSON body (PROTOCOL 1, 2).

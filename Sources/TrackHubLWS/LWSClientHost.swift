@@ -4,7 +4,9 @@ import Synchronization
 
 /// What a WebSocket client connection reports. Calls come on the client's service thread.
 public protocol WebSocketClientDelegate: AnyObject, Sendable {
+    /// The upgrade succeeded; `send` may be called from now on.
     func clientOpened(_ id: ConnectionID)
+    /// One whole message from the server, its fragments joined.
     func clientReceived(_ id: ConnectionID, message: [UInt8])
     /// The connection ended; `code` is the close code the server sent, if any.
     func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String)
@@ -13,18 +15,26 @@ public protocol WebSocketClientDelegate: AnyObject, Sendable {
 }
 
 extension WebSocketClientDelegate {
+    /// Does nothing: a delegate without work of its own on the service thread.
     public func clientServiceWoke() {}
 }
 
 /// Where to connect.
 public struct WebSocketTarget: Sendable {
+    /// The server's host name or address.
     public var host: String
+    /// The server's TCP port.
     public var port: Int
+    /// The request path of the upgrade (default `/v1/ws`).
     public var path: String
+    /// `wss://` rather than `ws://`.
     public var useTLS: Bool
+    /// An `Origin` header to send, as a browser would; nil: none.
     public var origin: String?
+    /// Whether to offer the `trackhub.v1` subprotocol (false: test a client that offers none).
     public var offerSubprotocol: Bool
 
+    /// A target; by default the hub's WebSocket path, plain `ws://`, no Origin, subprotocol offered.
     public init(host: String, port: Int, path: String = "/v1/ws", useTLS: Bool = false, origin: String? = nil, offerSubprotocol: Bool = true) {
         self.host = host
         self.port = port
@@ -61,6 +71,7 @@ public struct WebSocketTarget: Sendable {
 /// called from any thread: they go through the `inbox` mutex and `lws_cancel_service`.
 /// Everything else is touched only on the service thread.
 public final class LWSClientHost: @unchecked Sendable {
+    /// Hears every connection's events, on the service thread.
     public let delegate: WebSocketClientDelegate
     private let useLibev: Bool
     private var context: OpaquePointer?

@@ -7,8 +7,10 @@ import Foundation
 public struct ListenAddress: Sendable, Equatable {
     /// The numeric address to bind (`127.0.0.1`, `::1`, `0.0.0.0`, `::`).
     public var host: String
+    /// The TCP port; 0 asks for a free one.
     public var port: Int
 
+    /// An address as given: `host` must already be numeric to be bound.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
@@ -89,6 +91,8 @@ public struct ListenAddress: Sendable, Equatable {
 
 /// A `--listen` value that cannot be used.
 public struct ListenError: Error, CustomStringConvertible {
+    /// One line naming `--listen`'s host and why: it does not resolve, or has no address.
     public let description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -16,6 +16,7 @@ public final class OutboundMessage: @unchecked Sendable {
     /// What this message is, for queue policy and metrics.
     public let kind: Kind
 
+    /// How a waiting message is treated when another comes for the same connection (PROTOCOL 7).
     public enum Kind: Sendable {
         /// A reply, event or ack: never dropped, never replaced.
         case reliable

@@ -16,6 +16,7 @@ public struct ServerHostOptions: Sendable {
     public var maxConnectionsPerAddress: Int = 0
     /// PEM certificate and key: both set, the host serves TLS.
     public var tlsCertPath: String?
+    /// The PEM private key of `tlsCertPath`; set both or neither.
     public var tlsKeyPath: String?
     /// Where libwebsockets' own log lines go (installed process-wide when the host starts).
     public var logs: LWSLogSink
@@ -23,6 +24,7 @@ public struct ServerHostOptions: Sendable {
     /// (`--osmand-listen`): its requests carry `HTTPRequest.isSecondListener`; it takes no
     /// WebSocket upgrades. Nil: none.
     public var secondHost: String?
+    /// The second address's port; 0 binds an ephemeral one. Ignored without `secondHost`.
     public var secondPort: Int = 0
 
     /// Options; see the properties.
@@ -52,6 +54,7 @@ public enum ServerHostError: Error, CustomStringConvertible {
     /// `lws_create_context` failed; the text says what to check.
     case contextCreationFailed(String)
 
+    /// The reason as one line, for `trackhub serve`'s error.
     public var description: String {
         switch self {
         case .contextCreationFailed(let why): return why

@@ -3,8 +3,11 @@
 /// drop for unanswered pings, a peer that vanished, or a close lws made on its own, e.g. for
 /// invalid UTF-8, whose code lws does not report).
 public enum WebSocketClose: Sendable, Equatable {
+    /// The hub sent a close frame with this code.
     case hub(UInt16)
+    /// The peer sent one first, with this code.
     case peer(UInt16)
+    /// No close frame was seen.
     case none
 
     /// The code for the log: 1006 (RFC 6455: closed abnormally, no close frame) for `none`.
@@ -15,6 +18,7 @@ public enum WebSocketClose: Sendable, Equatable {
         }
     }
 
+    /// Who closed it, for the access log's `closed_by`: `hub`, `peer` or `none`.
     public var sender: String {
         switch self {
         case .hub: "hub"

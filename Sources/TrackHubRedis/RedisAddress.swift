@@ -2,9 +2,12 @@ import Foundation
 
 /// Where Redis is: `redis://HOST:PORT` (the `--cluster` flag).
 public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
+    /// A host name or numeric address, as written (IPv6 without brackets).
     public var host: String
+    /// The TCP port, 1–65535 (Redis's default is 6379).
     public var port: Int
 
+    /// An address as given; nothing is checked or resolved.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
@@ -28,6 +31,7 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
         if host.isEmpty { return nil }
     }
 
+    /// `redis://HOST:PORT`, as `--cluster` takes it and errors name it.
     public var description: String { "redis://\(host):\(port)" }
 
     /// Parses `HOST:PORT` as a Redis Cluster node names itself (`MOVED 3999 127.0.0.1:7001`,

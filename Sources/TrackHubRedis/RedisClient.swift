@@ -37,6 +37,7 @@ public final class RedisClient {
         try refreshSlots()
     }
 
+    /// A client of one server or cluster reached through `address` alone.
     public convenience init(_ address: RedisAddress, timeoutMs: Int) throws(RedisError) {
         try self.init(seeds: [address], timeoutMs: timeoutMs)
     }

@@ -7,8 +7,11 @@ import Glibc
 /// after `timeoutMs`, never a hang. After an `.io` error the connection is dead; make a new one.
 public final class RedisConnection {
     private var context: UnsafeMutablePointer<redisContext>?
+    /// The server this connection is to.
     public let address: RedisAddress
 
+    /// Connects within `timeoutMs` (ms), which then bounds every read and write; TCP keepalive on.
+    /// - Throws: `.connect` naming the address when it cannot be reached.
     public init(_ address: RedisAddress, timeoutMs: Int) throws(RedisError) {
         self.address = address
         let tv = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)

@@ -3,13 +3,16 @@
 /// Keys with the same tag share a slot, so one node holds them all and a command may name
 /// several (`trackhub:{p3}:log` and `trackhub:{p3}:lease`).
 public enum RedisSlot {
+    /// Hash slots of a Redis Cluster; a slot is `0..<count`.
     public static let count = 16_384
 
+    /// The slot of `key`, `0..<count`: its hash tag's when it has one.
     public static func of(_ key: [UInt8]) -> Int {
         let hashed = hashTag(key) ?? key[...]
         return Int(crc16(hashed) % UInt16(count))
     }
 
+    /// The slot of `key`'s UTF-8 bytes.
     public static func of(_ key: String) -> Int { of(Array(key.utf8)) }
 
     /// The bytes between the first `{` and the first `}` after it, when there are any.

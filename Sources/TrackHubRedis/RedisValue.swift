@@ -1,8 +1,12 @@
 /// One Redis reply, copied out of hiredis's reply object (so nothing here points into C memory).
 public enum RedisValue: Sendable, Equatable {
+    /// A bulk string: any bytes.
     case string([UInt8])
+    /// An integer reply (`INCR`, `XLEN`, …).
     case integer(Int64)
+    /// A multi-bulk reply, e.g. `EXEC`'s replies or `XREAD`'s streams.
     case array([RedisValue])
+    /// A nil reply: a missing key, or a blocking read that timed out.
     case null
     /// A simple status reply such as `OK`.
     case status(String)
@@ -30,6 +34,7 @@ public enum RedisValue: Sendable, Equatable {
         }
     }
 
+    /// The items of an array reply, else nil.
     public var elements: [RedisValue]? {
         if case .array(let a) = self { return a }
         return nil
@@ -45,6 +50,7 @@ public enum RedisError: Error, Sendable, CustomStringConvertible {
     /// Redis refused the command (an error reply), e.g. a wrong type.
     case refused(String)
 
+    /// One line for errors and logs: what failed and Redis's or hiredis's reason.
     public var description: String {
         switch self {
         case .connect(let why): return "cannot connect to Redis: \(why)"

@@ -3,9 +3,12 @@ import TrackHubCore
 /// A search for a route through points in order (PROTOCOL 16): the first is where the
 /// rider starts, the last where the trip ends, those between are stops passed in order.
 public struct RouteQuery: Sendable, Equatable {
+    /// The points to pass, in order: origin, waypoints, destination (2 at least).
     public var points: [GeoPoint]
+    /// Which roads may be used and how fast (the trip's `mode`).
     public var mode: TravelMode
 
+    /// A search through `points` for `mode`.
     public init(points: [GeoPoint], mode: TravelMode) {
         self.points = points
         self.mode = mode
@@ -15,10 +18,14 @@ public struct RouteQuery: Sendable, Equatable {
 /// A route a router found: its path along the roads (`[lon, lat]` order is the wire's, this
 /// is points), its length and the router's travel time for it.
 public struct FoundRoute: Sendable, Equatable {
+    /// The route along the roads, in order, at least two points.
     public var path: [GeoPoint]
+    /// The path's own geodesic length in metres.
     public var lengthM: Double
+    /// The router's travel time for the path in seconds (its speeds for the mode, not traffic).
     public var durationS: Double
 
+    /// A route as a router found it.
     public init(path: [GeoPoint], lengthM: Double, durationS: Double) {
         self.path = path
         self.lengthM = lengthM
@@ -59,5 +66,6 @@ public protocol Router: AnyObject, Sendable {
     var maxSnapDistanceM: Double { get }
     /// The most points one search may go through (origin and destination included).
     var maxPoints: Int { get }
+    /// Searches; blocks until it has a route or an error (seconds for a long route).
     func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError>
 }

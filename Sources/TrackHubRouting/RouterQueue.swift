@@ -35,6 +35,7 @@ public final class RouterQueue: Sendable {
         case tooLate
     }
 
+    /// The backend; its `findRoute` is called only on this queue's serial queue.
     public let router: any Router
     /// Searches waiting or running at most.
     public let limit: Int
@@ -52,6 +53,8 @@ public final class RouterQueue: Sendable {
         var byOwner: [String: Int] = [:]
     }
 
+    /// A queue in front of `router`, with PROTOCOL 16's bounds as defaults: 1 000 searches, a
+    /// tenth of them per owner (at least 1), 10 s to start.
     public init(router: any Router, limit: Int = 1_000, perOwnerLimit: Int? = nil, startDeadlineSeconds: Double = 10) {
         self.router = router
         self.limit = limit

@@ -20,6 +20,8 @@ public enum RouterSpec: Sendable, Equatable {
 
 /// A `--router` value that does not parse, or a database that does not load.
 public struct RouterSpecError: Error, Sendable, Equatable {
+    /// One line naming `--router` and what is wrong, printed as `trackhub serve`'s error (exit 2).
     public var message: String
+    /// An error with this line.
     public init(message: String) { self.message = message }
 }

@@ -9,7 +9,9 @@ import TrackHubCore
 /// to call from two threads at once, so one `RouterQueue` runs every search of the process
 /// on one serial queue; that is why this is `@unchecked Sendable`.
 public final class RoutinoRouter: Router, @unchecked Sendable {
+    /// The backend's name in `/metrics` and logs.
     public let name = "routino"
+    /// A point snapped to a road farther than this, in metres, is `tooFarFromRoad` (default 500).
     public let maxSnapDistanceM: Double
     /// libroutino routes through at most 99 points (its waypoints are numbered 1-99).
     public let maxPoints = 99
@@ -19,6 +21,7 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
 
     /// Debian's routino-common files (profiles of each transport, English instructions).
     public static let defaultProfilesPath = "/usr/share/routino/profiles.xml"
+    /// Debian's routino-common translations; libroutino needs its English one to compute a route.
     public static let defaultTranslationsPath = "/usr/share/routino/translations.xml"
 
     /// Routino's profile name for each mode.
@@ -76,6 +79,8 @@ public final class RoutinoRouter: Router, @unchecked Sendable {
     /// Points closer than this to the point before them are routed once (see `findRoute`).
     static let samePointM = 1.0
 
+    /// The quickest route of the mode's Routino profile. Blocks; call it from one thread at a time
+    /// (the `RouterQueue`'s). Points within a metre of the one before are routed once.
     public func findRoute(_ query: RouteQuery) -> Result<FoundRoute, RouterError> {
         guard query.points.count >= 2, query.points.count <= maxPoints else {
             return .failure(.failed("a route needs 2 to \(maxPoints) points, not \(query.points.count)"))

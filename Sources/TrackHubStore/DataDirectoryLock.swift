@@ -7,6 +7,7 @@ import Foundation
 public final class DataDirectoryLock: @unchecked Sendable {
     // The descriptor is only closed in deinit: nothing else touches it.
     private let descriptor: Int32
+    /// The lock file, `DIR/trackhub.lock`; it holds the holder's pid, for people only.
     public let path: String
 
     /// Creates the directory if missing (mode 0750) and takes the lock; throws a one-line

@@ -34,9 +34,12 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
     private let failing = Atomic<Bool>(false)
     private let readsFailing = Atomic<Bool>(false)
     private let trailGate = Mutex<ReadGate?>(nil)
+    /// Fixes kept per trip; past it the oldest are forgotten (default 100 000).
     public let maxFixesPerTrip: Int
+    /// Events kept per trip; past it the oldest are forgotten, so `events(after:)` starts later.
     public let maxEventsPerTrip: Int
 
+    /// An empty store; the bounds are per trip (tests of the bounds pass small ones).
     public init(maxFixesPerTrip: Int = 100_000, maxEventsPerTrip: Int = 100_000) {
         self.maxFixesPerTrip = maxFixesPerTrip
         self.maxEventsPerTrip = maxEventsPerTrip
@@ -76,8 +79,11 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         if readsFailing.load(ordering: .relaxed) { throw .unavailable("reads are failing (test hook)") }
     }
 
+    /// False only while the `setFailing` test hook is on.
     public var isHealthy: Bool { !failing.load(ordering: .relaxed) }
 
+    /// Applies the batch on the store's serial queue and completes it there, in submission order;
+    /// fails the whole batch while `setFailing` is on.
     public func append(_ records: [StoreRecord], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         queue.async { [self] in
             if failing.load(ordering: .relaxed) {
@@ -91,14 +97,17 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
+    /// The state the `.webhook` records appended so far add up to.
     public func loadWebhookState() throws(StoreError) -> WebhookStoredState {
         state.withLock { $0.webhooks }
     }
 
+    /// The devices kept, ordered by id (bytewise), as the SQLite store returns them.
     public func loadDevices() throws(StoreError) -> [StoredDevice] {
         state.withLock { $0.devices.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) } }
     }
 
+    /// The share links kept, ordered by `jti`.
     public func loadShares() throws(StoreError) -> [StoredShare] {
         state.withLock { $0.shares.values.sorted { $0.jti < $1.jti } }
     }
@@ -162,12 +171,16 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
+    /// Every trip with a stored state, ended ones included (this store has no retention; see
+    /// `forget(tripID:)`), in no particular order.
     public func loadTrips() throws(StoreError) -> [StoredTrip] {
         state.withLock { state in
             state.trips.values.compactMap { data in data.trip.map { StoredTrip(trip: $0, createdAt: data.createdAt, riderJSON: data.riderJSON) } }
         }
     }
 
+    /// The trip's events from `after + 1`, at most `limit`; those forgotten past
+    /// `maxEventsPerTrip` are skipped.
     public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
         try checkReadable()
         return state.withLock { state in
@@ -178,6 +191,8 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
+    /// A page of the trail (see `TripStore.trailPage`), found by binary search over the trip's
+    /// sorted fixes; waits at the `holdTrailReads` gate first when one is set.
     public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
         if let gate = trailGate.withLock({ $0 }) { gate.pass() }
         try checkReadable()
@@ -217,10 +232,12 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
+    /// The number of the last fix stored in any trip (0: none).
     public func fixMark() throws(StoreError) -> Int64 {
         state.withLock { $0.lastFixNumber }
     }
 
+    /// The trip's last `count` fixes kept, oldest first.
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
         try checkReadable()
         return state.withLock { state in
@@ -229,6 +246,7 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
+    /// Whether the trip keeps a fix with this seq (or, with seq nil, this ts); a linear scan.
     public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {
         state.withLock { state in
             guard let data = state.trips[tripID] else { return false }
@@ -242,6 +260,7 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         _ = state.withLock { $0.trips.removeValue(forKey: tripID) }
     }
 
+    /// Waits until the batches already submitted have completed.
     public func close() {
         queue.sync {}
     }
@@ -261,6 +280,7 @@ public final class ReadGate: Sendable {
     private let arrived = DispatchSemaphore(value: 0)
     private let admitted = DispatchSemaphore(value: 0)
 
+    /// A closed gate: every read that reaches it waits until `release` or `open`.
     public init() {}
 
     /// Called by the read: reports its arrival, then waits to be let through.

@@ -18,6 +18,7 @@ extension SQLiteTripStore: WebhookPositionStore {
     ) WITHOUT ROWID;
     """
 
+    /// Reads both webhook tables through the read-only connection (start-up only).
     public func loadWebhookState() throws(StoreError) -> WebhookStoredState {
         try readWebhookState()
     }

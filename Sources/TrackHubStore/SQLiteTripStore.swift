@@ -38,6 +38,8 @@ public protocol RetainingTripStore: AnyObject, Sendable {
 /// `synchronous=FULL` (`--sync full`): the WAL is fsync'ed at every commit, so acked fixes
 /// also survive a power cut, at the price of one fsync per group commit.
 public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Sendable {
+    /// SQLite's `PRAGMA synchronous` for the write connection (`--sync`): `normal` survives a
+    /// process crash, `full` also a power cut (one fsync per group commit).
     public enum Synchronous: String, Sendable {
         case normal = "NORMAL"
         case full = "FULL"
@@ -47,11 +49,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     public static let fileName = "trackhub.db"
     /// The schema this build writes, kept in `PRAGMA user_version`.
     public static let schemaVersion: Int64 = 3
+    /// Records that may wait for the writer at most, unless the caller passes another bound.
     public static let defaultMaxPendingRecords = 100_000
 
+    /// The data directory holding the database (`--data`, or its `cluster-node/` in cluster mode).
     public let directory: String
     /// The database file.
     public let path: String
+    /// Records that may wait for the writer; a batch that would go past it fails `unavailable`.
     public let maxPendingRecords: Int
 
     typealias Completion = @Sendable (Result<Void, StoreError>) -> Void
@@ -277,11 +282,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
 
     // MARK: - TripStore
 
+    /// False from a failed statement or commit until a later commit succeeds.
     public var isHealthy: Bool { healthy.load(ordering: .relaxed) }
 
     /// Committed transactions so far (group commit makes this far fewer than batches).
     public var committedTransactions: Int { transactions.load(ordering: .relaxed) }
 
+    /// Queues the batch for the writer thread, which commits it with whatever else is queued and
+    /// completes it there; fails at once (still in order) past `maxPendingRecords` or after `close`.
     public func append(_ records: [StoreRecord], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         let accepted = pending.withLock { state -> Bool in
             if state.closed { return false }
@@ -298,6 +306,8 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         if !accepted { completion(.failure(.unavailable("the store is closed"))) }
     }
 
+    /// Queued like a batch: the writer deletes in transactions of `batch` rows between group
+    /// commits, so a large purge does not hold acks back. After `close`: completes with no ids.
     public func purgeEnded(before: Int64, batch: Int, completion: @escaping @Sendable ([String]) -> Void) {
         let accepted = pending.withLock { state -> Bool in
             if state.closed { return false }
@@ -346,6 +356,8 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         }
     }
 
+    /// Lets the writer finish what is queued, then stops it; later appends fail. Idempotent;
+    /// blocks the caller until the writer thread has stopped.
     public func close() {
         let first = closeOnce.withLock { done -> Bool in
             defer { done = true }
@@ -442,14 +454,19 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         }
     }
 
+    /// Every stored device, read on the caller's thread through the read-only connection.
     public func loadDevices() throws(StoreError) -> [StoredDevice] {
         try read { r throws(SQLiteError) in try r.devices() }
     }
 
+    /// Every share link kept, read on the caller's thread through the read-only connection.
     public func loadShares() throws(StoreError) -> [StoredShare] {
         try read { r throws(SQLiteError) in try r.shares() }
     }
 
+    /// Every stored trip (start-up): its last stored state, with the fixes stored after that
+    /// state judged again so duplicate and order checks see them.
+    /// - Throws: `unusable` when a stored state cannot be decoded.
     public func loadTrips() throws(StoreError) -> [StoredTrip] {
         let rows = try read { r throws(SQLiteError) in try r.tripRows() }
         var result: [StoredTrip] = []
@@ -481,11 +498,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         return result
     }
 
+    /// The trip's encoded events with `n > after`, in order, at most `limit` (read-only connection).
     public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
         guard limit > 0 else { return [] }
         return try read { r throws(SQLiteError) in try r.events(tripID: tripID, after: after, limit: limit) }
     }
 
+    /// A page of the trail (see `TripStore.trailPage`), read through the read-only connection;
+    /// WAL readers do not block the writer.
     public func trailPage(tripID: String, after: TrailCursor?, from: Int64?, to: Int64?, storedUpTo: Int64?, limit: Int) throws(StoreError) -> TrailPage {
         guard limit > 0 else { return TrailPage(fixes: [], next: nil) }
         return try read { r throws(SQLiteError) in
@@ -493,10 +513,12 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         }
     }
 
+    /// The row id of the last fix committed (0: none).
     public func fixMark() throws(StoreError) -> Int64 {
         try read { r throws(SQLiteError) in try r.fixMark() }
     }
 
+    /// The trip's last `count` stored fixes, oldest first (read-only connection).
     public func recentFixes(tripID: String, count: Int) throws(StoreError) -> [StoredFix] {
         guard count > 0 else { return [] }
         return try read { r throws(SQLiteError) in try r.recent(tripID: tripID, count: count) }
@@ -506,6 +528,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         try read { r throws(SQLiteError) in try r.webhookState() }
     }
 
+    /// Whether the trip has a stored fix with this seq (or, with seq nil, this ts); an index lookup.
     public func hasFix(tripID: String, seq: Int64?, ts: Int64) throws(StoreError) -> Bool {
         try read { r throws(SQLiteError) in try r.hasFix(tripID: tripID, seq: seq, ts: ts) }
     }

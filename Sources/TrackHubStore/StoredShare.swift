@@ -1,13 +1,16 @@
 /// A share link the hub issued (PROTOCOL 13): the token's `jti`, its trip, when it expires and
 /// when it was revoked. Kept so a revocation holds across restarts; forgotten once expired.
 public struct StoredShare: Sendable, Equatable {
+    /// The share token's `jti` claim: the key a revocation is looked up by.
     public var jti: String
+    /// The id of the trip the link shows.
     public var trip: String
     /// The token's `exp`, in ms since the epoch.
     public var expiresAt: Int64
     /// The hub's clock (ms) when it was revoked; nil: still valid.
     public var revokedAt: Int64?
 
+    /// A share link as issued (`revokedAt` nil) or revoked.
     public init(jti: String, trip: String, expiresAt: Int64, revokedAt: Int64? = nil) {
         self.jti = jti
         self.trip = trip

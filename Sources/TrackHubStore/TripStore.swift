@@ -22,8 +22,11 @@ public enum StoreRecord: Sendable {
 
 /// A stored fix, for the trail and snapshots.
 public struct StoredFix: Sendable, Equatable {
+    /// The fix as received from the courier.
     public var fix: FixInput
+    /// Why the trip did not apply it; nil: applied.
     public var refusal: FixRefusal?
+    /// A fix read back from the store.
     public init(fix: FixInput, refusal: FixRefusal?) {
         self.fix = fix
         self.refusal = refusal
@@ -33,11 +36,14 @@ public struct StoredFix: Sendable, Equatable {
 /// Where a paged trail read stands: the sort key of the last fix handed out. Fixes sort by
 /// (`ts`, `seq`, `n`), a fix without seq before those with one at the same `ts`.
 public struct TrailCursor: Sendable, Equatable {
+    /// The last fix's `ts`, ms since the epoch.
     public var ts: Int64
+    /// The last fix's `seq`; nil: it had none.
     public var seq: Int64?
     /// The store's number for the fix, growing with every fix stored (SQLite: its row id);
     /// it orders fixes with equal (`ts`, `seq`) and bounds a read with `storedUpTo`.
     public var n: Int64
+    /// The cursor after a fix with this sort key.
     public init(ts: Int64, seq: Int64?, n: Int64) {
         self.ts = ts
         self.seq = seq
@@ -47,8 +53,11 @@ public struct TrailCursor: Sendable, Equatable {
 
 /// One page of a trail: its fixes, and where the next page starts (nil: this was the last).
 public struct TrailPage: Sendable {
+    /// The page's fixes, in trail order, at most the read's `limit`.
     public var fixes: [StoredFix]
+    /// Pass this as `after` to read the next page; nil: no more.
     public var next: TrailCursor?
+    /// A page; `next` nil ends the trail.
     public init(fixes: [StoredFix], next: TrailCursor?) {
         self.fixes = fixes
         self.next = next
@@ -57,10 +66,13 @@ public struct TrailPage: Sendable {
 
 /// A trip as loaded at start-up.
 public struct StoredTrip: Sendable {
+    /// The trip's state machine as last stored.
     public var trip: Trip
+    /// When the trip was created, ms since the epoch.
     public var createdAt: Int64
     /// The rider object as given at creation (JSON), or nil.
     public var riderJSON: [UInt8]?
+    /// A trip as read back from the store.
     public init(trip: Trip, createdAt: Int64, riderJSON: [UInt8]?) {
         self.trip = trip
         self.createdAt = createdAt
@@ -75,6 +87,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The store's files cannot be opened or are not a TrackHub store.
     case unusable(path: String, reason: String)
 
+    /// One line for logs and error answers: the reason, with the path for `unusable`.
     public var description: String {
         switch self {
         case .unavailable(let why): return "store unavailable: \(why)"

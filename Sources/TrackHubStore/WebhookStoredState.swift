@@ -5,6 +5,7 @@ public struct WebhookStoredState: Sendable, Equatable {
     /// URL → trip → the last event `n` done. A trip missing here has none done.
     public var positions: [String: [String: Int]] = [:]
 
+    /// A state; empty by default, as a store with no webhook records.
     public init(targets: [String: Int64] = [:], positions: [String: [String: Int]] = [:]) {
         self.targets = targets
         self.positions = positions

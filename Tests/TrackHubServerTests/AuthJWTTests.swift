@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrackHubCrypto
 @testable import TrackHubServer
 
 /// HS256 tokens (PROTOCOL section 2): what verifies and what does not.

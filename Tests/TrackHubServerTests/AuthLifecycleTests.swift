@@ -51,7 +51,7 @@ import TrackHubTesting
         let ended = try connection.next(type: "unsubscribed")
         #expect(ended["trip"] as? String == "T2" && ended["reason"] as? String == "forbidden" && ended["re"] == nil)
         #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 7)["code"] as? String == "forbidden")
-        let viewportKey = try onServiceThread(hub) { $0.sessions.values.first?.viewportKey }
+        let viewportKey = try onServiceThread(hub) { $0.fanout.sessions.values.first?.viewportKey }
         #expect(viewportKey == nil)
         // T1 is still followed: an event on it arrives.
         let courier = try clients.connect(port: hub.port, path: "/v1/ws?token=\(Self.token([.courier], ["T1", "T2"]))")

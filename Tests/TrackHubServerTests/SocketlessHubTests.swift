@@ -44,7 +44,7 @@ import TrackHubTesting
             hub.host.send(reading, #"{"op":"nonsense","id":\#(id)}"#)
         }
         hub.tick()
-        let unsent = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.sessions[stalled]?.queue.unsentBytes ?? 0 }
+        let unsent = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.fanout[stalled]?.queue.unsentBytes ?? 0 }
         #expect(unsent > 1024 && unsent < 4096)
         #expect(hub.messages(reading).count == 15)
 
@@ -62,7 +62,7 @@ import TrackHubTesting
         hub.host.send(peer, #"{"op":"nonsense","id":7}"#)
         hub.hub.beginShutdown()
         let (draining, queued) = hub.host.onServiceThreadAndWait { [hub] _ in
-            (hub.hub.draining, hub.hub.sessions[peer]?.queue.isEmpty == false)
+            (hub.hub.draining, hub.hub.fanout[peer]?.queue.isEmpty == false)
         }
         #expect(draining && queued)
         #expect(hub.host.connection(peer)?.closedWith == nil)  // the reply is still to be written
@@ -184,7 +184,7 @@ import TrackHubTesting
         hub.host.send(viewer, #"{"op":"subscribe","trip":"t1","id":5}"#)
         let error = try hub.waitForMessage(viewer, "the error") { $0["type"] as? String == "error" }
         #expect(error["re"] as? Int == 5 && error["code"] as? String == "unavailable")
-        let followers = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.subscriptions.followers(of: "t1")?.count ?? 0 }
+        let followers = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.fanout.subscriptions.followers(of: "t1")?.count ?? 0 }
         #expect(followers == 0)
         #expect(!hub.messages(viewer).contains { $0["type"] as? String == "snapshot" })
     }

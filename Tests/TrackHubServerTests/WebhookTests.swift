@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrackHubCrypto
 import TrackHubCore
 import TrackHubProtocol
 @testable import TrackHubServer

@@ -19,6 +19,7 @@ public final class FleetIndexBuilder {
     /// What the last build left for the next.
     private var last: FleetIndex.RiderMemo?
 
+    /// A builder with nothing to reuse: its first build is as slow as `FleetIndex.build`.
     public init(options: FleetClusterOptions = .standard) {
         self.options = options
     }

@@ -106,11 +106,16 @@ public struct FleetItem: Sendable, Hashable {
 
 /// A cluster's extent, `[west, south, east, north]` in degrees.
 public struct FleetBounds: Sendable, Hashable {
+    /// Westmost longitude.
     public var west: Double
+    /// Southmost latitude.
     public var south: Double
+    /// Eastmost longitude.
     public var east: Double
+    /// Northmost latitude.
     public var north: Double
 
+    /// Bounds from their four sides, in degrees; not checked.
     public init(west: Double, south: Double, east: Double, north: Double) {
         self.west = west
         self.south = south
@@ -134,6 +139,7 @@ extension FleetItem: Codable {
         case expansionZoom = "expansion_zoom"
     }
 
+    /// Reads an item in the wire's keys (`expansion_zoom`), as tests and tools read `clusters`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -144,6 +150,8 @@ extension FleetItem: Codable {
             expansionZoom: try c.decodeIfPresent(Int.self, forKey: .expansionZoom))
     }
 
+    /// Writes it in the wire's keys, absent fields left out; the hub's own writer is
+    /// `FleetMessages` (TrackHubProtocol), which does not go through `Encoder`.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)

@@ -5,6 +5,7 @@ public struct GeoPoint: Sendable, Hashable, Codable {
     /// Longitude in degrees, within ±180.
     public var lon: Double
 
+    /// A point as given; `isValid` says whether it is on the globe.
     public init(lat: Double, lon: Double) {
         self.lat = lat
         self.lon = lon

@@ -23,6 +23,7 @@ public struct Animation: Sendable, Codable, Equatable {
     /// Hub time the animation ends, ms since the epoch.
     public var endT: Int64 { startT + durationMs }
 
+    /// An animation along `path` from `startT` (hub ms); a negative `durationMs` counts as 0.
     public init(path: Path, startT: Int64, durationMs: Int64) {
         self.path = path
         self.startT = startT

@@ -8,6 +8,7 @@ public struct MarkerSample: Sendable, Equatable {
     /// mid-way along a straight line back to the route).
     public var alongM: Double?
 
+    /// A sample; `bearingDeg` is taken as given, not normalised.
     public init(position: GeoPoint, bearingDeg: Double, alongM: Double?) {
         self.position = position
         self.bearingDeg = bearingDeg

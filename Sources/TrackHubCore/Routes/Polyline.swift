@@ -3,6 +3,7 @@ public struct PolylineError: Error, Equatable, Sendable {
     /// Byte offset into the string's UTF-8 where decoding failed.
     public var offset: Int
 
+    /// An error at this UTF-8 offset.
     public init(offset: Int) { self.offset = offset }
 }
 

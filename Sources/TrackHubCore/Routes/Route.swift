@@ -93,6 +93,8 @@ extension Route: Codable {
         }
     }
 
+    /// Writes the route as its array of `{lat, lon}` points, the stored form (the wire's
+    /// `[lon, lat]` pairs are written by TrackHubProtocol).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(storage.points)

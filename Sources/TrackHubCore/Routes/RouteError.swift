@@ -19,6 +19,7 @@ public struct RouteMatch: Sendable, Equatable {
     /// Index of the segment (points[i]...points[i+1]) the matched point lies on.
     public var segmentIndex: Int
 
+    /// A match as `Route.nearest`, `candidates` or `snap` finds it.
     public init(alongM: Double, offsetM: Double, point: GeoPoint, segmentIndex: Int) {
         self.alongM = alongM
         self.offsetM = offsetM

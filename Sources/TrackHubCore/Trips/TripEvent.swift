@@ -32,12 +32,14 @@ public enum TripEventKind: Sendable, Equatable, Codable {
 public struct TripEvent: Sendable, Equatable, Codable {
     /// The event's number within its trip, from 1.
     public var n: Int
+    /// What happened (`arrived`, `off_route`, …), the event's wire `type`.
     public var kind: TripEventKind
     /// Hub time it happened, ms since the epoch.
     public var t: Int64
     /// The marker's position when it happened; nil without a marker.
     public var position: GeoPoint?
 
+    /// An event; `n` is the trip's next event number.
     public init(n: Int, kind: TripEventKind, t: Int64, position: GeoPoint?) {
         self.n = n
         self.kind = kind

@@ -14,6 +14,8 @@ public struct TripConfig: Sendable, Codable, Equatable {
     /// hub fills in its default (true with a router, false without).
     public var autoReroute: Bool?
 
+    /// A trip's settings; each default is PROTOCOL 5's (50 m, 100 m, wait, 70 m/s, car);
+    /// `autoReroute` nil leaves it to the hub.
     public init(
         arrivalBufferM: Double = 50,
         rerouteDistanceM: Double = 100,
@@ -80,7 +82,9 @@ public enum TripStatus: String, Sendable, Codable, CaseIterable {
 
 /// One GPS fix as a courier sent it (PROTOCOL section 3, `fix`), already validated.
 public struct FixInput: Sendable, Equatable, Codable {
+    /// Latitude in degrees, within ±90.
     public var lat: Double
+    /// Longitude in degrees, within ±180.
     public var lon: Double
     /// When the device took the fix, ms since the epoch.
     public var ts: Int64
@@ -88,14 +92,19 @@ public struct FixInput: Sendable, Equatable, Codable {
     public var seq: Int64?
     /// How long the animation to this fix should take; nil: derived (6.2).
     public var durationMs: Double?
+    /// Speed the device reported, m/s (at least 0); nil when not sent.
     public var speedMps: Double?
+    /// Heading the device reported, degrees clockwise from north (any number, taken modulo
+    /// 360); nil when not sent.
     public var heading: Double?
+    /// The device's accuracy radius in metres (at least 0); nil when not sent, judged as 0.
     public var accuracyM: Double?
     /// Metres above sea level, as a phone app reported it (PROTOCOL 11); kept, not judged.
     public var altitudeM: Double?
     /// Battery charge in percent (0–100), as a phone app reported it (PROTOCOL 11); kept, not judged.
     public var batteryPercent: Double?
 
+    /// A fix; only position and time are required.
     public init(
         lat: Double, lon: Double, ts: Int64, seq: Int64? = nil, durationMs: Double? = nil,
         speedMps: Double? = nil, heading: Double? = nil, accuracyM: Double? = nil,
@@ -113,22 +122,31 @@ public struct FixInput: Sendable, Equatable, Codable {
         self.batteryPercent = batteryPercent
     }
 
+    /// The fix's position.
     public var point: GeoPoint { GeoPoint(lat: lat, lon: lon) }
 }
 
 /// Why a stored fix was not animated; the raw value is the wire `reason`.
 public enum FixRefusal: String, Sendable, Codable, CaseIterable {
+    /// The trip has a fix with this `seq` stored (without seq: one with this `ts`).
     case duplicate
+    /// `ts` is not after the previous applied fix's.
     case outOfOrder = "out_of_order"
+    /// It implies a speed above `max_speed_mps` since the previous applied fix; the trip is
+    /// `holding` at a waypoint; or it has `arrived` or `ended` (PROTOCOL 6.5, checked in this order).
     case outlier, holding, arrived, ended
 }
 
 /// The outcome of judging a fix (PROTOCOL 6.5 and the `ack` reasons).
 public enum FixVerdict: Sendable, Equatable {
+    /// The fix moves the marker (a fix clamped at a waypoint included).
     case applied
+    /// Stored, if new, but not animated.
     case refused(FixRefusal)
 
+    /// True when the fix moved the marker.
     public var isApplied: Bool { self == .applied }
+    /// Why the fix was refused; nil when applied.
     public var refusal: FixRefusal? {
         if case .refused(let r) = self { return r }
         return nil

@@ -10,6 +10,7 @@ public struct Waypoint: Sendable, Codable, Equatable {
     /// True once the trip has passed it (`proceed`, or at once without waiting).
     public var visited: Bool
 
+    /// A waypoint, not yet visited unless said.
     public init(index: Int, point: GeoPoint, alongM: Double?, visited: Bool = false) {
         self.index = index
         self.point = point

@@ -1,3 +1,4 @@
+import TrackHubCrypto
 import TrackHubProtocol
 
 /// A scope a token may carry (PROTOCOL section 2).

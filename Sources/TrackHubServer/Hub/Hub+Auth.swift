@@ -36,7 +36,7 @@ extension Hub {
     /// A `hello` with a valid token replaces the connection's token here. Returns the error
     /// to answer with (nil: handle the message).
     func authorize(_ message: ClientMessage, from id: ConnectionID, now: Int64) -> ProtocolError? {
-        guard isSecured, let session = sessions[id] else { return nil }
+        guard isSecured, let session = fanout[id] else { return nil }
         let grants = session.grants
         switch message {
         case .ping:
@@ -59,7 +59,7 @@ extension Hub {
             return .unauthorized("\(message.op): no valid token; present one as ?token= on the upgrade or in hello")
         }
         if grants.isExpired(nowMs: now) {
-            closeSession(id, code: .policyViolation, reason: "token expired")
+            fanout.close(id, code: .policyViolation, reason: "token expired")
             return .unauthorized("\(message.op): token expired")
         }
         let (access, trip) = message.access
@@ -79,7 +79,7 @@ extension Hub {
     /// A frame that did not decode, from a connection without a valid token: `unauthorized`
     /// comes before `bad_request` unless it was a `hello` or `ping` (which need no token).
     func authorizeUndecoded(_ bytes: [UInt8], from id: ConnectionID) -> ProtocolError? {
-        guard isSecured, let session = sessions[id], !session.grants.isAuthenticated else { return nil }
+        guard isSecured, let session = fanout[id], !session.grants.isAuthenticated else { return nil }
         if let value = try? JSONParser(maxDepth: config.protocolLimits.maxNestingDepth).parse(bytes),
            case .object(let object) = value, case .string(let op)? = object["op"], op == "hello" || op == "ping" {
             return nil
@@ -90,11 +90,11 @@ extension Hub {
     /// A `hello` brought a valid token: it replaces the connection's. Subscriptions and the
     /// viewport the new token does not cover end (`unsubscribed` with reason `forbidden`).
     func replaceGrants(of id: ConnectionID, with grants: Grants) {
-        guard let session = sessions[id] else { return }
-        sessions[id]?.grants = grants
+        guard let session = fanout[id] else { return }
+        fanout[id]?.grants = grants
         for trip in session.subscriptions.keys.sorted() where !grants.permits(.followTrip, trip: trip) {
-            removeSubscriber(id, from: trip)
-            enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "forbidden"), to: id)
+            fanout.unsubscribe(id, from: trip, slot: trips[trip]?.slot)
+            fanout.enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "forbidden"), to: id)
         }
         if session.viewportKey != nil && !grants.allowsFleet {
             setViewport(id, viewport: nil, re: nil)
@@ -104,8 +104,8 @@ extension Hub {
     /// Housekeeping: closes with 1008 connections whose token expired, and connections that
     /// presented no valid token within `--auth-timeout` (0: no timeout).
     func sweepTokens(now: Int64) {
-        for (id, session) in sessions {
-            carryOut(sessionPolicy.tokenLifetime(session, now: now), for: id)
+        for (id, session) in fanout.sessions {
+            fanout.carryOut(sessionPolicy.tokenLifetime(session, now: now), for: id)
         }
     }
 

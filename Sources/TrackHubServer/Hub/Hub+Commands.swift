@@ -23,21 +23,21 @@ extension Hub {
     /// held in each one's queue (what is sent to the trip meanwhile comes after it). The
     /// command already stands: a failed read is logged and the snapshot goes without a trail.
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
-        guard let followers = subscriptions.followers(of: id), !followers.isEmpty else { return }
+        guard let followers = fanout.subscriptions.followers(of: id), !followers.isEmpty else { return }
         var view = TripView(id: id, entry: trips[id], trail: [], now: now)
         var customerMessage: OutboundMessage?
         var reserved: [(connection: ConnectionID, ticket: UInt64)] = []
         for (connection, _) in followers {
-            guard let session = sessions[connection], !session.isClosing else { continue }
+            guard let session = fanout[connection], !session.isClosing else { continue }
             if session.grants.seesAsCustomer(id) {
                 view.audience = .customer
                 customerMessage = customerMessage ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
                 view.audience = .full
-                if let customerMessage { enqueue(customerMessage, to: connection) }
+                if let customerMessage { fanout.enqueue(customerMessage, to: connection) }
                 continue
             }
             let (ticket, outcome) = session.queue.reserveSnapshot(of: id)
-            if outcome == .replacedReply { metrics.repliesReplaced += 1 }
+            if outcome == .replacedReply { fanout.counters.repliesReplaced += 1 }
             reserved.append((connection, ticket))
         }
         guard !reserved.isEmpty else { return }
@@ -49,7 +49,7 @@ extension Hub {
             case .failure(let error): logWarning("trip \(id): its trail could not be read for a snapshot (\(error)); sent without it")
             }
             let message = OutboundMessage.snapshot(view, re: nil, recovered: nil)
-            for (connection, ticket) in waiting { fillReservation(ticket, with: [message], for: connection) }
+            for (connection, ticket) in waiting { fanout.fillReservation(ticket, with: [message], for: connection) }
         }
     }
 

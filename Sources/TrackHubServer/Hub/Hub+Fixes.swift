@@ -47,7 +47,7 @@ extension Hub {
         if let segment {
             commands.tripStartedMoving(trip, at: now, byFix: true)
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
-            metrics.segmentsOut += broadcast(message, trip: trip, mode: .segments)
+            metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments)
         }
         if events.isEmpty {
             // Only the marker moved: its state is written with the next flush of changed
@@ -63,7 +63,7 @@ extension Hub {
         case .webSocket(let id, let re):
             for (fix, verdict) in zip(fixes, verdicts) {
                 metrics.acksOut += 1
-                enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
+                fanout.enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
             }
         case .http(let id):
             metrics.acksOut += fixes.count
@@ -128,7 +128,7 @@ extension Hub {
     func sendEvents(_ events: [(n: Int, payload: [UInt8])], trip: String) {
         for event in events {
             let message = OutboundMessage(payload: event.payload)
-            metrics.eventsOut += broadcast(message, trip: trip)
+            metrics.eventsOut += fanout.broadcast(message, trip: trip)
             trips.noteEventSent(event.n, trip: trip)
         }
         endCustomerSubscriptionsIfOver(trip: trip, now: clock.wallMillis())  // after `arrived` (PROTOCOL 13)

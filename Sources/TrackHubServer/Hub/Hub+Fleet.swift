@@ -79,19 +79,19 @@ extension Hub {
     private static let fleetQueue = DispatchQueue(label: "trackhub.fleet", qos: .userInitiated)
 
     func setViewport(_ id: ConnectionID, viewport: Viewport?, re: MessageID?) {
-        guard sessions[id] != nil else { return }
-        if let old = sessions[id]?.viewportKey {
+        guard fanout[id] != nil else { return }
+        if let old = fanout[id]?.viewportKey {
             fleetViewportRemoved(id, key: old)
-            sessions[id]?.viewportKey = nil
+            fanout[id]?.viewportKey = nil
         }
         guard let viewport else { return }  // bbox null: clusters stop, no reply
         let key = viewport.groupKey
         fleet.groups[key, default: FleetState.Group(viewport: viewport)].members.insert(id)
-        sessions[id]?.viewportKey = key
+        fanout[id]?.viewportKey = key
         let answer = FleetAnswer(index: fleet.index, viewport: viewport, t: fleet.indexTime == 0 ? clock.wallMillis() : fleet.indexTime, maxItems: config.maxItems)
         if fleet.groups[key]?.lastBody == nil { fleet.groups[key]?.lastBody = answer.body() }
         metrics.fleetMessagesEncoded += 1
-        enqueue(answer.message(re: re, replyKey: key), to: id)
+        fanout.enqueue(answer.message(re: re, replyKey: key), to: id)
     }
 
     func fleetViewportRemoved(_ id: ConnectionID, key: String) {
@@ -150,7 +150,7 @@ extension Hub {
             group.lastBody = answer.body
             fleet.groups[answer.key] = group
             metrics.fleetMessagesEncoded += 1
-            for id in group.members { enqueue(answer.message, to: id) }
+            for id in group.members { fanout.enqueue(answer.message, to: id) }
         }
         metrics.fleetTick.observe(ms: (systemMonotonicMicros() - startedMicros + 999) / 1000)
     }

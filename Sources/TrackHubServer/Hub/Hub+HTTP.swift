@@ -24,10 +24,10 @@ extension Hub {
         let path = request.path
         if path == "/healthz" { return respondHealth(request) }
         if path == "/metrics" {
-            let unsent = sessions.values.reduce(0) { $0 + $1.queue.unsentBytes }
             let text = metrics.render(
                 trips: trips.count, movingTrips: commands.movingTripCount, draining: draining,
-                unsentBytes: unsent, commandLog: commands.metricsText(now: now) + webhookMetricsText)
+                delivery: fanout.counters, subscriptions: fanout.subscriptions.count, unsentBytes: fanout.unsentBytes,
+                commandLog: commands.metricsText(now: now) + webhookMetricsText)
             return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {
@@ -76,7 +76,7 @@ extension Hub {
             case .catchingUp: status = "catching_up"
             }
         }
-        let body = HTTPBodies.health(status: status, trips: trips.count, connections: sessions.count, server: serverName)
+        let body = HTTPBodies.health(status: status, trips: trips.count, connections: fanout.count, server: serverName)
         respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
     }
 

@@ -9,17 +9,17 @@ extension Hub {
         if let refusal = authorize(message, from: id, now: now) { return sendError(to: id, re: re, refusal) }
         switch message {
         case .hello:
-            enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
+            fanout.enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
         case .ping:
-            enqueue(payload: ServerReplies.pong(re: re, t: now), to: id)
+            fanout.enqueue(payload: ServerReplies.pong(re: re, t: now), to: id)
         case .subscribe(let trip, let mode, let sinceEvent):
             // PROTOCOL 15: this hub applies the trip's partition while it has a subscriber.
             commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
                 subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, re: re, now: now)
             }
         case .unsubscribe(let trip):
-            removeSubscriber(id, from: trip)
-            enqueue(payload: ServerReplies.unsubscribed(re: re, trip: trip, reason: nil), to: id)
+            fanout.unsubscribe(id, from: trip, slot: trips[trip]?.slot)
+            fanout.enqueue(payload: ServerReplies.unsubscribed(re: re, trip: trip, reason: nil), to: id)
         case .fix(let trip, let fix):
             commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
                 receiveFix(from: id, trip: trip, fix: fix, re: re, now: now)
@@ -35,7 +35,7 @@ extension Hub {
 
     private func receiveFix(from id: ConnectionID, trip: String, fix: FixInput, re: MessageID?, now: Int64) {
         metrics.fixesIn += 1
-        guard let session = sessions[id] else { return }
+        guard let session = fanout[id] else { return }
         if !session.takeFixToken(now: now, ratePerSecond: config.maxFixRate) {
             sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
             return

@@ -98,11 +98,11 @@ extension Hub {
     /// `{reason: "revoked"}`; the connection stays open, and every op needing a token is then
     /// `unauthorized` until a `hello` brings another.
     func endSharing(jti: String) {
-        for (id, session) in sessions where session.grants.shareID == jti {
+        for (id, session) in fanout.sessions where session.grants.shareID == jti {
             session.grants = session.grants.revoked()
             for trip in session.subscriptions.keys.sorted() {
-                removeSubscriber(id, from: trip)
-                enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "revoked"), to: id)
+                fanout.unsubscribe(id, from: trip, slot: trips[trip]?.slot)
+                fanout.enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "revoked"), to: id)
             }
         }
     }
@@ -137,11 +137,11 @@ extension Hub {
     func endCustomerSubscriptionsIfOver(trip id: String, now: Int64) {
         guard let entry = trips[id], entry.trip.isOverForCustomers(at: now),
               trips.lastEvent(of: id) >= entry.trip.lastEventNumber,
-              let followers = subscriptions.followers(of: id) else { return }
+              let followers = fanout.subscriptions.followers(of: id) else { return }
         let reason = entry.trip.status == .arrived ? "arrived" : "ended"
-        for connection in followers.keys where sessions[connection]?.grants.seesAsCustomer(id) == true {
-            removeSubscriber(connection, from: id, keepingQueuedFrames: true)
-            enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: id, reason: reason), to: connection)
+        for connection in followers.keys where fanout[connection]?.grants.seesAsCustomer(id) == true {
+            fanout.unsubscribe(connection, from: id, slot: trips[id]?.slot, keepingQueuedFrames: true)
+            fanout.enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: id, reason: reason), to: connection)
         }
     }
 }

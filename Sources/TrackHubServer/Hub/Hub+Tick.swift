@@ -22,8 +22,8 @@ extension Hub {
         if now - lastHousekeeping >= min(500, config.pingIntervalMs / 2) {
             let previousHousekeeping = lastHousekeeping  // for the once-a-minute retention check
             lastHousekeeping = now
-            closeSlowConsumers(now: now)
-            sweepKeepalive(now: now)
+            fanout.closeSlowReaders(now: now)
+            fanout.sweepKeepalive(now: now)
             sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
@@ -107,10 +107,10 @@ extension Hub {
 
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
-        if let frame, let followers = subscriptions.followers(of: id), followers.values.contains(.frames) {
+        if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
             let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
             metrics.framesEncoded += 1
-            metrics.framesOut += broadcast(message, to: followers, mode: .frames)
+            metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames)
         }
         // The last frame of an arrived trip (at the destination) ends its share subscriptions.
         if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(trip: id, now: now) }
@@ -131,6 +131,6 @@ extension Hub {
             entry.lastSegment = segment
             return (segment, entry.segmentSeq, entry.slot)
         }) ?? nil else { return }
-        metrics.segmentsOut += broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
+        metrics.segmentsOut += fanout.broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
     }
 }

@@ -23,11 +23,10 @@ public final class Hub: @unchecked Sendable {
     let serverName = TrackHubVersion.serverName
     var metrics = HubMetrics()
 
-    var sessions: [ConnectionID: Session] = [:]
+    /// The open WebSocket sessions, who follows which trip, and every write to them.
+    let fanout: Fanout
     /// The trips, their animation schedule and what goes with each (one owner: see TripTable).
     var trips: TripTable
-    /// Who follows which trip (also trips that do not exist yet), both ways.
-    var subscriptions = Subscriptions()
     var draining = false
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
@@ -95,6 +94,7 @@ public final class Hub: @unchecked Sendable {
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
+        self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
         self.host.delegate = HubHostDelegate(hub: self)
     }
 
@@ -202,7 +202,7 @@ public final class Hub: @unchecked Sendable {
         // PROTOCOL 9: SIGTERM "stores and acks the fixes it has received". An ack that is
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
         // also wait (within the timeout) until every open connection's queue has drained.
-        let unsentReplies = sessions.values.contains { !$0.isClosing && !$0.queue.isEmpty }
+        let unsentReplies = fanout.hasUnsentMessages
         let unansweredCommands = commands.hasUnansweredCommands
         if (storeBatchesInFlight > 0 || storeReadsInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
@@ -211,10 +211,10 @@ public final class Hub: @unchecked Sendable {
             }
             return
         }
-        for id in sessions.keys {
-            closeSession(id, code: .goingAway, reason: "hub shutting down")
+        for id in fanout.sessions.keys {
+            fanout.close(id, code: .goingAway, reason: "hub shutting down")
         }
-        if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
+        if fanout.sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
             host.requestStop()
             return
         }
@@ -225,7 +225,7 @@ public final class Hub: @unchecked Sendable {
 
     private func finishDrain(startedAt: Int64) {
         let waitedMs = (clock.monotonicMicros() - startedAt) / 1000
-        if sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
+        if fanout.sessions.isEmpty || waitedMs >= config.shutdownTimeoutMs {
             host.requestStop()
             return
         }

@@ -5,9 +5,6 @@ import TrackHubRouting
 /// `render` runs there too. Names follow Prometheus: base units (seconds, bytes), counters
 /// end in `_total`; docs/operations.md has the full table.
 struct HubMetrics {
-    var connectionsOpened = 0
-    var connectionsOpen = 0
-    var subscriptions = 0
     var messagesIn = 0
     var fixesIn = 0
     var fixesApplied = 0
@@ -17,17 +14,9 @@ struct HubMetrics {
     var framesOut = 0
     var segmentsOut = 0
     var eventsOut = 0
-    var messagesOut = 0
-    var bytesOut = 0
-    var framesDropped = 0
     /// Times a sub-tick's writes stopped part-way so the loop could read input first (Hub+Tick).
     var tickYields = 0
-    /// Snapshots and viewport answers that took over from a waiting one of the same key.
-    var repliesReplaced = 0
     var framesEncoded = 0
-    var slowConsumerCloses = 0
-    /// Closes at once for unsent data over 4 × `--max-unsent` (a subset of `slowConsumerCloses`).
-    var unsentCapCloses = 0
     /// HTTP requests refused before the hub ran them, by reason (framing, body timeout, ...).
     var httpRefusals: [String: Int] = [:]
     var errorsOut: [String: Int] = [:]
@@ -82,15 +71,18 @@ struct HubMetrics {
         routerSearch.observe(ms: Int64((seconds * 1000).rounded(.up)))
     }
 
-    func render(trips: Int, movingTrips: Int, draining: Bool, unsentBytes: Int = 0, commandLog: String = "") -> String {
+    func render(
+        trips: Int, movingTrips: Int, draining: Bool, delivery: DeliveryCounters = DeliveryCounters(), subscriptions: Int = 0,
+        unsentBytes: Int = 0, commandLog: String = ""
+    ) -> String {
         var out = "# HELP trackhub_build_info The running version, as a label; the value is 1.\n# TYPE trackhub_build_info gauge\n"
         out += "trackhub_build_info{version=\"\(TrackHubVersion.current)\"} 1\n"
         out += ProcessMetrics.read()?.render() ?? ""
         func metric(_ name: String, _ type: String, _ help: String, _ value: Double) {
             out += PrometheusText.metric(name, type, help, value)
         }
-        metric("trackhub_connections", "gauge", "Open WebSocket connections.", Double(connectionsOpen))
-        metric("trackhub_connections_opened_total", "counter", "WebSocket connections accepted.", Double(connectionsOpened))
+        metric("trackhub_connections", "gauge", "Open WebSocket connections.", Double(delivery.connectionsOpen))
+        metric("trackhub_connections_opened_total", "counter", "WebSocket connections accepted.", Double(delivery.connectionsOpened))
         metric("trackhub_subscriptions", "gauge", "Trip subscriptions across all connections.", Double(subscriptions))
         metric("trackhub_trips", "gauge", "Trips held in memory.", Double(trips))
         metric("trackhub_trips_moving", "gauge", "Trips animating now (the tick's work).", Double(movingTrips))
@@ -103,14 +95,14 @@ struct HubMetrics {
         metric("trackhub_frames_out_total", "counter", "Frames written to subscribers.", Double(framesOut))
         metric("trackhub_segments_out_total", "counter", "Segments written to subscribers.", Double(segmentsOut))
         metric("trackhub_events_out_total", "counter", "Events written to subscribers.", Double(eventsOut))
-        metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(messagesOut))
-        metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(bytesOut))
+        metric("trackhub_messages_out_total", "counter", "WebSocket messages written.", Double(delivery.messagesOut))
+        metric("trackhub_bytes_out_total", "counter", "WebSocket payload bytes written.", Double(delivery.bytesOut))
         metric("trackhub_tick_yields_total", "counter", "Sub-ticks whose writes stopped part-way so waiting input (fixes, store commits) was handled first.", Double(tickYields))
-        metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(framesDropped))
+        metric("trackhub_frames_dropped_total", "counter", "Frames replaced before a slow reader took them (latest-wins).", Double(delivery.framesDropped))
         metric("trackhub_unsent_bytes", "gauge", "Bytes queued for connections and not yet handed to the kernel (slow readers).", Double(unsentBytes))
-        metric("trackhub_replies_replaced_total", "counter", "Snapshots and viewport answers that replaced an unsent one of the same trip or viewport.", Double(repliesReplaced))
-        metric("trackhub_slow_consumer_closes_total", "counter", "Connections closed with 1008 for unsent data over the limit.", Double(slowConsumerCloses))
-        metric("trackhub_unsent_cap_closes_total", "counter", "Connections closed with 1008 at once for unsent data over 4 x the limit.", Double(unsentCapCloses))
+        metric("trackhub_replies_replaced_total", "counter", "Snapshots and viewport answers that replaced an unsent one of the same trip or viewport.", Double(delivery.repliesReplaced))
+        metric("trackhub_slow_consumer_closes_total", "counter", "Connections closed with 1008 for unsent data over the limit.", Double(delivery.slowConsumerCloses))
+        metric("trackhub_unsent_cap_closes_total", "counter", "Connections closed with 1008 at once for unsent data over 4 x the limit.", Double(delivery.unsentCapCloses))
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))

@@ -67,7 +67,7 @@ extension Hub {
     func answerDone(_ reply: Reply, trip id: String) {
         switch reply {
         case .webSocket(let connection, let re):
-            enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
+            fanout.enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
         case .http(let connection):
             respondTrip(connection, id: id, status: 200)
         case .device(let connection, let source):

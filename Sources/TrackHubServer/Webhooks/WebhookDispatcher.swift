@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import TrackHubProtocol
+import TrackHubCurl
 import TrackHubRedis
 import TrackHubStore
 
@@ -43,7 +44,7 @@ final class WebhookDispatcher: @unchecked Sendable {
 
     let settings: WebhookSettings
     private let store: TripStore
-    private let curl: CurlMulti
+    private let curl: any WebhookTransport
     private let keeper: WebhookPositionKeeper
     private let scope: WebhookScope?
     /// The scope the queues were made for.
@@ -67,9 +68,10 @@ final class WebhookDispatcher: @unchecked Sendable {
     /// - Parameters:
     ///   - keeper: where the positions are kept (the store, or the cluster's Redis).
     ///   - scope: the partitions this node delivers (a cluster); nil: every trip.
+    ///   - transport: the HTTP client; nil: libcurl's (`CurlMulti`).
     init(
         settings: WebhookSettings, store: TripStore, keeper: any WebhookPositionKeeper, scope: WebhookScope? = nil,
-        limits: WebhookQueue.Limits = WebhookQueue.Limits()
+        limits: WebhookQueue.Limits = WebhookQueue.Limits(), transport: (any WebhookTransport)? = nil
     ) throws(WebhookError) {
         self.settings = settings
         self.store = store
@@ -77,7 +79,15 @@ final class WebhookDispatcher: @unchecked Sendable {
         // Each URL's own cap (`maxInFlight`) is what binds: two URLs on one host must not
         // share one host's connections, or a hanging one would starve the other.
         let connections = limits.maxInFlight * max(1, settings.urls.count)
-        curl = try CurlMulti(perHost: connections, total: connections)
+        if let transport {
+            curl = transport
+        } else {
+            do {
+                curl = try CurlMulti(perHost: connections, total: connections)
+            } catch {
+                throw .client(error.description)
+            }
+        }
         self.keeper = keeper
         self.scope = scope
     }

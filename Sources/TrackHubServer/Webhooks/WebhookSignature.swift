@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubCrypto
 import TrackHubProtocol
 
 /// The `webhook-signature` header (PROTOCOL 12, Standard Webhooks):

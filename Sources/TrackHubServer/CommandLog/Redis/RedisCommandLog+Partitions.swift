@@ -143,7 +143,7 @@ extension RedisCommandLog {
     /// Forgets a partition nobody here owns or uses (housekeeping).
     func stopApplyingIdlePartitions(now: Int64) {
         var used = Set<Int>()
-        for trip in hub.subscriptions.trips { used.insert(state.partition(of: trip)) }
+        for trip in hub.fanout.subscriptions.trips { used.insert(state.partition(of: trip)) }
         for p in 0..<state.partitions where state.parts[p].phase == .applied && !state.parts[p].owned {
             if used.contains(p) { state.parts[p].lastUsed = now }
             guard state.parts[p].waiting.isEmpty, now - state.parts[p].lastUsed > ClusterPartition.idleAfterMs else { continue }

@@ -2,17 +2,30 @@ import CCurl
 import Synchronization
 
 /// libcurl's multi interface, as the webhook dispatcher uses it: POSTs started without
-/// blocking, driven by `poll`, reported when done. The only C of the webhooks.
+/// blocking, driven by `poll`, reported when done. The only C of the webhooks, in an edge
+/// target of its own (beside hiredis's TrackHubRedis), so the hub's logic imports no C
+/// module; the dispatcher reaches it through `WebhookTransport`, which a test can fake.
 ///
 /// Threads: one thread (the dispatcher's) makes every call but `wake`, which libcurl allows
 /// from any thread (`curl_multi_wakeup`). That is why the class is `@unchecked Sendable`.
-final class CurlMulti: @unchecked Sendable {
+public final class CurlMulti: @unchecked Sendable {
     /// A request that ended: its token, the HTTP status (0: none) and libcurl's error text
     /// when the transfer failed (timeout, refused connection, ...).
-    struct Done {
-        var token: Int
-        var status: Int
-        var error: String?
+    public struct Done: Sendable {
+        public var token: Int
+        public var status: Int
+        public var error: String?
+
+        public init(token: Int, status: Int, error: String?) {
+            self.token = token
+            self.status = status
+            self.error = error
+        }
+    }
+
+    /// libcurl could not be set up (its global init, or a multi handle).
+    public struct SetupError: Error, CustomStringConvertible {
+        public var description: String
     }
 
     private let multi: UnsafeMutableRawPointer
@@ -22,9 +35,10 @@ final class CurlMulti: @unchecked Sendable {
 
     /// - Parameters:
     ///   - perHost: connections kept to one host (one receiver) at most.
-    /// - Throws: `WebhookError.client` when libcurl cannot be set up.
-    init(perHost: Int, total: Int) throws(WebhookError) {
-        guard Self.globalInit, let multi = curl_multi_init() else { throw .client("libcurl could not be initialised") }
+    ///   - total: connections kept at once, to every host.
+    /// - Throws: `SetupError` when libcurl cannot be set up.
+    public init(perHost: Int, total: Int) throws(SetupError) {
+        guard Self.globalInit, let multi = curl_multi_init() else { throw SetupError(description: "libcurl could not be initialised") }
         self.multi = multi
         _ = trackhub_curl_multi_limits(multi, perHost, total)
     }
@@ -38,11 +52,12 @@ final class CurlMulti: @unchecked Sendable {
         curl_multi_cleanup(multi)
     }
 
-    var activeCount: Int { transfers.count }
+    /// Transfers started and not yet reported done.
+    public var activeCount: Int { transfers.count }
 
     /// Starts a POST of `body` to `url` with `headers` ("name: value"); it ends within `timeoutMs`.
     /// Returns false when libcurl refuses it (then nothing was started).
-    func post(token: Int, url: String, headers: [String], body: [UInt8], timeoutMs: Int) -> Bool {
+    public func post(token: Int, url: String, headers: [String], body: [UInt8], timeoutMs: Int) -> Bool {
         guard let easy = curl_easy_init() else { return false }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers {
@@ -72,7 +87,7 @@ final class CurlMulti: @unchecked Sendable {
 
     /// Moves every transfer on, waiting at most `timeoutMs` for sockets (or a `wake`), and
     /// returns the requests that ended.
-    func poll(timeoutMs: Int) -> [Done] {
+    public func poll(timeoutMs: Int) -> [Done] {
         var running: Int32 = 0
         _ = curl_multi_perform(multi, &running)
         var done = collect()
@@ -85,7 +100,7 @@ final class CurlMulti: @unchecked Sendable {
     }
 
     /// Interrupts a `poll` from any thread.
-    func wake() {
+    public func wake() {
         _ = curl_multi_wakeup(multi)
     }
 

@@ -1,11 +1,14 @@
 import CCrypto
 
-/// HMAC-SHA256 from OpenSSL's libcrypto, and a constant-time comparison (`CRYPTO_memcmp`).
-enum HMACSHA256 {
-    static let byteCount = 32
+/// HMAC-SHA256 from OpenSSL's libcrypto, and a constant-time comparison (`CRYPTO_memcmp`):
+/// what JWTs (PROTOCOL 2) and webhook signatures (PROTOCOL 12) are signed with. An edge
+/// target of its own, so the hub's logic (TrackHubServer) imports no C module.
+public enum HMACSHA256 {
+    /// The length of a MAC, in bytes.
+    public static let byteCount = 32
 
     /// The 32-byte MAC of `data` under `key`; nil only if libcrypto fails.
-    static func mac(key: [UInt8], data: some Collection<UInt8>) -> [UInt8]? {
+    public static func mac(key: [UInt8], data: some Collection<UInt8>) -> [UInt8]? {
         var out = [UInt8](repeating: 0, count: byteCount)
         let message = Array(data)
         guard key.count <= Int(Int32.max) else { return nil }
@@ -20,7 +23,7 @@ enum HMACSHA256 {
     }
 
     /// Whether `a` and `b` are equal, in time that depends only on their lengths.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
         return a.withUnsafeBytes { left in
