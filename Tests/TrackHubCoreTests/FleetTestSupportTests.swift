@@ -202,21 +202,6 @@ func checkFleet(_ members: [FleetMember], seed: UInt64, boxesPerZoom: Int, sourc
     }
 }
 
-/// Where the shared test data lives: `TRACKHUB_SHARED_DATA`, else `../shared/data`
-/// (or `../../shared/data` from a worktree) next to the package root; `nil` if absent.
-func fleetSharedDataDirectory(filePath: String = #filePath) -> URL? {
-    var candidates: [URL] = []
-    if let env = ProcessInfo.processInfo.environment["TRACKHUB_SHARED_DATA"], !env.isEmpty {
-        candidates.append(URL(fileURLWithPath: env))
-    }
-    // This file is <root>/Tests/TrackHubCoreTests/FleetTestSupportTests.swift.
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    candidates.append(root.deletingLastPathComponent().appendingPathComponent("shared/data"))
-    candidates.append(root.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data"))
-    return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("points_helsinki_pois.csv").path) }
-}
-
 /// Reads `(id, lat, lon)` rows from a CSV whose id, lat and lon are in the columns
 /// given (ids are made trip-id safe and unique by the row number).
 func readFleetCSV(_ url: URL, idColumn: Int, latColumn: Int, lonColumn: Int) -> [FleetMember] {

@@ -2,66 +2,6 @@ import Foundation
 import Testing
 @testable import TrackHubCore
 
-/// The shared real-data folder: $TRACKHUB_SHARED_DATA, else ../shared/data next to the package.
-enum SharedData {
-    static let folder: URL = {
-        if let env = ProcessInfo.processInfo.environment["TRACKHUB_SHARED_DATA"], !env.isEmpty {
-            return URL(fileURLWithPath: env)
-        }
-        // #filePath = <package>/Tests/TrackHubCoreTests/TraceReplayTests.swift
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        // ../shared/data; a git worktree nested one level deeper (wt/<name>) finds it further up.
-        var dir = package.deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("shared/data")
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return package.deletingLastPathComponent().appendingPathComponent("shared/data")
-    }()
-
-    static let isAvailable: Bool = {
-        let ok = FileManager.default.fileExists(atPath: folder.appendingPathComponent("gps_traces.csv").path)
-            && FileManager.default.fileExists(atPath: folder.appendingPathComponent("planned_routes.geojson").path)
-        if !ok { print("SKIP trace replay: no gps_traces.csv / planned_routes.geojson in \(folder.path) (set TRACKHUB_SHARED_DATA)") }
-        return ok
-    }()
-
-    struct Fix { var ts: Int64; var point: GeoPoint }
-
-    /// Traces by trip id, in file order.
-    static func traces() throws -> [String: [Fix]] {
-        let text = try String(contentsOf: folder.appendingPathComponent("gps_traces.csv"), encoding: .utf8)
-        let iso = ISO8601DateFormatter()
-        let isoFrac = ISO8601DateFormatter()
-        isoFrac.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var out: [String: [Fix]] = [:]
-        for line in text.split(separator: "\n").dropFirst() {
-            let cols = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard cols.count >= 8, let lat = Double(cols[2]), let lon = Double(cols[3]),
-                let date = iso.date(from: cols[1]) ?? isoFrac.date(from: cols[1])
-            else { continue }
-            let ts = Int64((date.timeIntervalSince1970 * 1000).rounded())
-            out[cols[7], default: []].append(Fix(ts: ts, point: GeoPoint(lat: lat, lon: lon)))
-        }
-        return out
-    }
-
-    /// Planned routes by trip id.
-    static func routes() throws -> [String: Route] {
-        let data = try Data(contentsOf: folder.appendingPathComponent("planned_routes.geojson"))
-        let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-        var out: [String: Route] = [:]
-        for f in json?["features"] as? [[String: Any]] ?? [] {
-            guard let props = f["properties"] as? [String: Any], let trip = props["trip_id"] as? String,
-                let geom = f["geometry"] as? [String: Any], let coords = geom["coordinates"] as? [[Double]]
-            else { continue }
-            out[trip] = try Route(lonLatPairs: coords)
-        }
-        return out
-    }
-}
-
 /// What a replay produced.
 struct ReplayResult {
     var verdicts: [FixVerdict] = []
@@ -72,7 +12,7 @@ struct ReplayResult {
 }
 
 /// Replays a trace in real time (hub clock = fix time), ticking at 10 Hz.
-func replay(_ fixes: [SharedData.Fix], route: Route?, config: TripConfig = TripConfig()) throws -> ReplayResult {
+func replay(_ fixes: [SampleData.Fix], route: Route?, config: TripConfig = TripConfig()) throws -> ReplayResult {
     var trip = try Trip(id: "replay", route: route, waypoints: [], destination: nil, config: config, now: fixes[0].ts)
     var result = ReplayResult(trip: trip)
     result.events.append(trip.created(now: fixes[0].ts))
@@ -100,11 +40,23 @@ func replay(_ fixes: [SharedData.Fix], route: Route?, config: TripConfig = TripC
     return result
 }
 
-@Suite(.enabled(if: SharedData.isAvailable)) struct TraceReplayTests {
+/// The five I-95 motorway traces along their planned routes (data/samples/routes_i95.geojson).
+/// Their fixes are not in the repository (unknown licence: data/samples/README.md); the test
+/// command fetches them from PyPI, and only a `swift test` run before it ever ran skips these.
+@Suite(.enabled(if: SampleData.hasI95Fixes,
+    "no I-95 fixes in .build/test-data/: scripts/install-deps.sh --test fetches them (mapmatching4gmns 0.3.0 on PyPI)"))
+struct I95TraceReplayTests {
     static let i95 = ["i95_2bd302da9400692a", "i95_39f0065e877ddec9", "i95_49e7842e713a1d85", "i95_4b36c42d34009c72", "i95_cccaf19acf908f42"]
 
+    @Test func theFixesAreTheFetchedFile() throws {
+        // 467 fixes in 5 journeys (the package's SOURCE.md), each journey one route's trip.
+        let traces = try SampleData.i95Traces()
+        #expect(traces.keys.sorted() == Self.i95)
+        #expect(traces.values.reduce(0) { $0 + $1.count } == 467)
+    }
+
     @Test func i95TracesFollowTheirPlannedRoutes() throws {
-        let traces = try SharedData.traces(), routes = try SharedData.routes()
+        let traces = try SampleData.i95Traces(), routes = try SampleData.i95Routes()
         for id in Self.i95 {
             let fixes = try #require(traces[id]), route = try #require(routes[id])
             let r = try replay(fixes, route: route)
@@ -141,12 +93,12 @@ func replay(_ fixes: [SharedData.Fix], route: Route?, config: TripConfig = TripC
 
     @Test func i95TraceLeavingMotorwayGoesOffRouteWhereItLeaves() throws {
         let id = "i95_2bd302da9400692a"
-        let fixes = try #require(try SharedData.traces()[id]), route = try #require(try SharedData.routes()[id])
+        let fixes = try #require(try SampleData.i95Traces()[id]), route = try #require(try SampleData.i95Routes()[id])
         // A tight arrival buffer (5 m): the last motorway fix stays 12 m short of the route's end,
         // so the trip is still moving when the car takes the exit.
         let r = try replay(fixes, route: route, config: TripConfig(arrivalBufferM: 5))
         let off = try #require(r.events.first { $0.kind.name == "off_route" })
-        // README: fixes 63–133 are off the route; the exit ramp passes 100 m at fix 64.
+        // The dataset's notes on this route: fixes 63–133 are off it; the exit ramp passes 100 m at fix 64.
         #expect(off.t >= fixes[62].ts && off.t <= fixes[66].ts)
         #expect(r.trip.status == .offRoute)
         #expect(!r.events.contains { $0.kind.name == "back_on_route" || $0.kind.name == "arrived" })
@@ -156,18 +108,23 @@ func replay(_ fixes: [SharedData.Fix], route: Route?, config: TripConfig = TripC
         #expect(r.verdicts.allSatisfy { $0 == .applied })
     }
 
+}
+
+/// Replays of real Mopsi tracks (data/samples/fixtures/mopsi_tracks.csv) without a route.
+struct TraceReplayTests {
     @Test func mopsiGlitchJumpsAreOutliers() throws {
-        let traces = try SharedData.traces()
-        let mopsi = traces.keys.filter { $0.hasPrefix("mopsi_") }.sorted()
-        #expect(mopsi.count == 30)
+        let traces = try SampleData.mopsiTraces()
+        let mopsi = traces.keys.sorted()
+        // The 22 tracks make_samples.py keeps (data/samples/README.md): all of them were read.
+        #expect(mopsi.count == 22 && mopsi.allSatisfy { $0.hasPrefix("mopsi_") })
         var outliers = 0
         for id in mopsi {
-            let fixes = traces[id]!
+            let fixes = try #require(traces[id])
             let r = try replay(fixes, route: nil)
             // Glitchy tracks lose up to ~15 % as outliers (bursts of jumps); the rest are applied.
             #expect(Double(r.applied) >= 0.8 * Double(fixes.count), "\(id): \(r.applied)/\(fixes.count)")
             // Between consecutive applied fixes, no implied speed above max_speed_mps.
-            var prev: SharedData.Fix?
+            var prev: SampleData.Fix?
             for (f, v) in zip(fixes, r.verdicts) where v == .applied {
                 if let p = prev {
                     #expect(Geodesy.distanceM(p.point, f.point) / (Double(f.ts - p.ts) / 1000) <= 70)
@@ -176,9 +133,10 @@ func replay(_ fixes: [SharedData.Fix], route: Route?, config: TripConfig = TripC
             }
             outliers += r.verdicts.filter { $0 == .refused(.outlier) }.count
         }
-        // The README lists tracks with glitch jumps up to ~5 000 km/h: they are refused.
+        // Most of these tracks have glitch jumps, up to ~5 000 km/h in mopsi_1334219048061
+        // (data/samples/README.md): they are refused.
         #expect(outliers > 0)
-        let glitchy = try replay(traces["mopsi_1334219048061"]!, route: nil)
+        let glitchy = try replay(try #require(traces["mopsi_1334219048061"]), route: nil)
         #expect(glitchy.verdicts.contains(.refused(.outlier)))
     }
 }

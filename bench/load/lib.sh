@@ -10,18 +10,12 @@ LOAD_BIN="${TRACKHUB_LOAD_BIN:-$BIN}"
 OUT="${TRACKHUB_BENCH_OUT:-$ROOT/.build/bench-load}"
 mkdir -p "$OUT"
 
-# The project's sample routes (planned_routes.geojson): $TRACKHUB_SHARED_DATA, else ../shared/data
-# next to the package (or ../../shared/data from a worktree); empty means synthetic routes.
-routes_file() {
-    local dir
-    for dir in "${TRACKHUB_SHARED_DATA:-}" "$ROOT/../shared/data" "$ROOT/../../shared/data"; do
-        if [[ -n "$dir" && -f "$dir/planned_routes.geojson" ]]; then echo "$dir/planned_routes.geojson"; return; fi
-    done
-}
-
-ROUTES="$(routes_file)"
-ROUTES_FLAG=()
-[[ -n "$ROUTES" ]] && ROUTES_FLAG=(--routes "$ROUTES")
+# The five I-95 routes shipped in the repository (data/samples/README.md): the same LineStrings,
+# in the same order, as the shared dataset's planned_routes.geojson that runs before used, so
+# every clone drives the same roads. TRACKHUB_LOAD_ROUTES (what trackhub-load reads for --routes)
+# names another GeoJSON file.
+ROUTES="${TRACKHUB_LOAD_ROUTES:-$ROOT/data/samples/routes_i95.geojson}"
+ROUTES_FLAG=(--routes "$ROUTES")
 
 build() {
     if [[ -z "${TRACKHUB_BIN:-}" ]]; then (cd "$ROOT" && swift build -c release >/dev/null); fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Motion benchmark: replays the recorded traces of ../shared/data into a real hub and
-measures what a viewer sees, beside a naive client-side animator (issue 16).
+"""Motion benchmark: replays the recorded traces of the project's GPS dataset (--data, kept
+outside the repository) into a real hub and measures what a viewer sees, beside a naive
+client-side animator (issue 16).
 
 Each trace becomes one trip, played at its recorded spacing divided by --speedup, all
 traces at once, into a release `trackhub serve` started for the run (or --url). I-95
@@ -31,7 +32,7 @@ Per trace, hub beside naive:
                 frame past 25/50/75 % progress (naive: remaining over the last fix's speed)
 
 Usage: python3 bench/motion/replay.py [--speedup 10] [--bin .build/release] [--url http://H:P]
-       [--only PREFIX] [--data ../shared/data]
+       [--only PREFIX] --data DIR
 It is a benchmark: it prints numbers and asserts nothing.
 """
 
@@ -325,10 +326,15 @@ async def main():
     ap.add_argument("--speedup", type=float, default=10)
     ap.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
     ap.add_argument("--url", help="an already running hub (http://HOST:PORT) instead of starting one")
-    ap.add_argument("--data", default=os.environ.get("TRACKHUB_SHARED_DATA") or os.path.join(ROOT, "..", "shared", "data"))
+    # The full dataset (gps_traces.csv, planned_routes.geojson: 36 traces, of which only a part
+    # is in data/samples/) lives outside the repository, so it is named, never guessed.
+    ap.add_argument("--data", default=os.environ.get("TRACKHUB_SHARED_DATA"),
+                    help="the folder of gps_traces.csv and planned_routes.geojson (or $TRACKHUB_SHARED_DATA)")
     ap.add_argument("--only", default="", help="only traces whose id starts with this")
     ap.add_argument("--json", help="also write every figure to this file")
     args = ap.parse_args()
+    if not args.data:
+        ap.error("--data DIR (or TRACKHUB_SHARED_DATA): the folder of gps_traces.csv and planned_routes.geojson")
 
     traces, routes = load_traces(args.data), load_routes(args.data)
     names = sorted(n for n in traces if n.startswith(args.only) and (n.startswith("i95_") or n.startswith("mopsi_") or n.startswith("visnjan")))

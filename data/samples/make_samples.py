@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Rebuilds data/samples/ from the shared dataset (see README.md in this folder).
+"""Rebuilds data/samples/ (and its fixtures/ folder for the tests) from the shared dataset
+(see README.md in this folder).
 
 Usage: python3 make_samples.py <shared data dir> <out dir>
 Standard library only. Deterministic: the same input gives byte-identical output.
@@ -65,3 +66,25 @@ with open(f"{out}/mopsi_1329920999311.csv", "w", encoding="utf-8") as f:
     f.write("ts,lat,lon\n")
     for r in rows["mopsi_1329920999311"]:
         f.write(f"{ms(r['timestamp_iso8601'])},{r['lat']},{r['lon']}\n")
+
+# 4. Test fixtures (fixtures/, which the simulator does not read: it lists only this folder's
+# own files). The tests read these instead of the shared dataset, so a fresh clone runs them.
+import os
+os.makedirs(f"{out}/fixtures", exist_ok=True)
+# Mopsi tracks for the outlier and fleet tests: whole tracks, never thinned, since the outlier
+# rule judges the speed implied by consecutive fixes. Every track of at most 110 fixes (the
+# short motorised drives, where most of the glitch jumps are) and mopsi_1334219048061 (803
+# fixes, the largest jumps, ~5,000 km/h): 22 of the 30 tracks, 1,852 of 10,210 fixes.
+mopsi = [k for k in sorted(rows) if k.startswith("mopsi_") and (len(rows[k]) <= 110 or k == "mopsi_1334219048061")]
+with open(f"{out}/fixtures/mopsi_tracks.csv", "w", encoding="utf-8") as f:
+    f.write("trace,ts,lat,lon\n")
+    for k in mopsi:
+        for r in rows[k]:
+            f.write(f"{k},{ms(r['timestamp_iso8601'])},{r['lat']},{r['lon']}\n")
+# Helsinki POIs for the fleet tests: every point, only the id and the position (coordinates as
+# shipped; category, type and name dropped).
+with open(f"{src}/points_helsinki_pois.csv", encoding="utf-8") as f, \
+        open(f"{out}/fixtures/helsinki_pois.csv", "w", encoding="utf-8") as g:
+    g.write("poi_id,lat,lon\n")
+    for r in csv.DictReader(f):
+        g.write(f"{r['poi_id']},{r['lat']},{r['lon']}\n")
