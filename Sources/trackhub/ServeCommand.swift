@@ -282,6 +282,8 @@ enum ServeCommand {
     }
 
     static func run(_ arguments: [String]) -> Int32 {
+        // Before any thread starts: the watchers below then see every SIGTERM and SIGINT.
+        SignalWatcher.blockInEveryThread([SIGTERM, SIGINT])
         let config: HubConfig
         do {
             guard let parsed = try parse(arguments) else {
