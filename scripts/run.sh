@@ -37,6 +37,9 @@ setsid "$bin/trackhub" serve --listen "$listen" --data "$data" --router "routino
 hub_pid=$!
 sim_pid=""
 cleanup() {
+  # A second Ctrl-C (or the terminal closing) must not cut this short: the hub and the
+  # simulator, in sessions of their own, would be left running.
+  trap '' INT TERM HUP
   [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
   kill -TERM "$hub_pid" 2>/dev/null && wait "$hub_pid" 2>/dev/null
   rm -f "$out"
