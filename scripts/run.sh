@@ -4,6 +4,10 @@
 # The hub finds routes (PROTOCOL 16) with a Routino database of the sample Helsinki roads,
 # built here in a moment: some demo trips are created from their stops alone, and riders
 # who stray are rerouted. Ctrl-C stops both.
+#
+# The terminal shows the URL and one status line (the simulator's: riders, fixes per
+# second, viewers), refreshed in place; the hub's own log (a line per HTTP request) goes to
+# hub.log in the data directory, named on screen, so that nothing scrolls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -16,34 +20,56 @@ listen="${TRACKHUB_LISTEN:-127.0.0.1:8080}"
 riders="${TRACKHUB_DEMO_RIDERS:-40}"
 speedup="${TRACKHUB_DEMO_SPEEDUP:-4}"
 
+data="${TRACKHUB_DATA:-./trackhub-data}"
+# Made here as serve would make it (0750), so that the log can go in it from the start.
+mkdir -p -m 0750 "$data"
+log="$(cd "$data" && pwd)/hub.log"
+
 out="$(mktemp)"
 routing="$(mktemp -d)"
 python3 scripts/geojson_to_osm.py data/samples/roads_helsinki.geojson "$routing/helsinki.osm" >/dev/null
 "$bin/trackhub" router build "$routing/helsinki.osm" "$routing/db" >/dev/null
-"$bin/trackhub" serve --listen "$listen" --data "${TRACKHUB_DATA:-./trackhub-data}" --router "routino:$routing/db" >"$out" &
+# The hub and the simulator run in sessions of their own (setsid), out of reach of the
+# terminal's Ctrl-C: this script stops them in order, the simulator first (it ends its trips
+# on a running hub), then the hub. Both at once, the hub would drain under the simulator and
+# every rider would report its connection closed.
+setsid "$bin/trackhub" serve --listen "$listen" --data "$data" --router "routino:$routing/db" >"$out" 2>"$log" &
 hub_pid=$!
 sim_pid=""
 cleanup() {
+  # A second Ctrl-C (or the terminal closing) must not cut this short: the hub and the
+  # simulator, in sessions of their own, would be left running.
+  trap '' INT TERM HUP
   [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
   kill -TERM "$hub_pid" 2>/dev/null && wait "$hub_pid" 2>/dev/null
   rm -f "$out"
   rm -rf "$routing"
 }
 trap cleanup EXIT
-trap 'exit 0' INT TERM
+trap 'exit 0' INT TERM HUP
 
+# The hub's stderr is its log: when it does not start, its one-line error (PROTOCOL 14) is there.
 for _ in $(seq 1 100); do
   grep -q '^listening on ' "$out" && break
-  kill -0 "$hub_pid" 2>/dev/null || { echo "the hub did not start"; exit 1; }
+  kill -0 "$hub_pid" 2>/dev/null || { echo "the hub did not start:"; tail -n 5 "$log"; exit 1; }
   sleep 0.1
 done
+grep -q '^listening on ' "$out" || { echo "the hub did not start within 10 s; its log: $log"; exit 1; }
 url="$(grep -m1 '^listening on ' "$out" | sed 's/^listening on //')"
 echo
 echo "  TrackHub is running:  $url/"
 echo "  fleet view:           $url/fleet"
+echo "  hub log:              $log"
 echo "  Ctrl-C stops the hub and the simulated couriers."
 echo
 
-"$bin/trackhub" simulate --hub "ws://${url#http://}" --riders "$riders" --speedup "$speedup" --from-stops 0.3 &
+# Its status line goes to the terminal (stderr): in place on a terminal, a line a second
+# otherwise.
+setsid "$bin/trackhub" simulate --hub "ws://${url#http://}" --riders "$riders" --speedup "$speedup" --from-stops 0.3 --show-viewers &
 sim_pid=$!
-wait "$hub_pid"
+wait "$hub_pid" || true
+# Only a hub that stopped by itself gets here (Ctrl-C exits through the trap).
+echo
+echo "the hub stopped; the end of its log ($log):"
+tail -n 5 "$log"
+exit 1

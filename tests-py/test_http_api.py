@@ -10,6 +10,7 @@ import datetime
 import io
 import json
 import unittest
+import urllib.parse
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -26,16 +27,24 @@ def setUpModule():
     require_binary()
 
 
-def raw_request(hub, method, path, body=None, headers=None):
-    """Like hub.http, with the answer's headers: (status, headers (lower-case names), bytes)."""
+def encode_body(media, body):
+    """A sample body in its media type: JSON, or a form (application/x-www-form-urlencoded)."""
+    if media == "application/x-www-form-urlencoded":
+        return urllib.parse.urlencode(body).encode()
+    return json.dumps(body).encode()
+
+
+def raw_request(hub, method, path, body=None, headers=None, media="application/json"):
+    """Like hub.http, with the answer's headers: (status, headers (lower-case names), bytes).
+    `body` is sent encoded as `media`."""
     import http.client
     conn = http.client.HTTPConnection(hub.host, hub.port, timeout=10)
     try:
         hdrs = dict(headers or {})
         data = None
         if body is not None:
-            data = json.dumps(body).encode()
-            hdrs["Content-Type"] = "application/json"
+            data = encode_body(media, body)
+            hdrs["Content-Type"] = media
         conn.request(method, path, body=data, headers=hdrs)
         resp = conn.getresponse()
         payload = resp.read()
@@ -74,6 +83,30 @@ class OpenAPIWalkTest(unittest.TestCase):
             return body
         return payload
 
+    def schema(self, ref_holder):
+        """A schema of the document, made standalone (its $refs resolve)."""
+        schema = dict(ref_holder)
+        schema["components"] = self.doc["components"]
+        return schema
+
+    def test_every_post_and_put_documents_its_body(self):
+        """PROTOCOL 14: every /v1 route's body is in the document; POST /v1/trips/{id}/proceed
+        alone takes none (PROTOCOL 5)."""
+        seen = 0
+        for path, item in self.doc["paths"].items():
+            for method in ("post", "put"):
+                if method not in item or path == "/v1/trips/{id}/proceed":
+                    continue
+                seen += 1
+                body = item[method].get("requestBody")
+                self.assertIsNotNone(body, f"{method.upper()} {path} has no requestBody")
+                self.assertTrue(body["content"], f"{method.upper()} {path}")
+        self.assertGreaterEqual(seen, 7)
+        owntracks = self.doc["paths"]["/v1/owntracks/{id}"]["post"]["requestBody"]
+        self.assertEqual(set(owntracks["content"]), {"application/json"})
+        osmand = self.doc["paths"]["/v1/osmand"]["post"]["requestBody"]
+        self.assertEqual(set(osmand["content"]), {"application/x-www-form-urlencoded", "application/json"})
+
     def test_the_document_is_valid_openapi_3_1(self):
         validate_spec(self.doc)
         self.assertEqual(self.doc["openapi"], "3.1.0")
@@ -90,9 +123,20 @@ class OpenAPIWalkTest(unittest.TestCase):
             "ShareCreate": {"ttl_s": 600},  # an open hub: 409, documented
             "FixBatch": {"fixes": [{"lat": 38.7158, "lon": -9.1420, "ts": ts, "seq": 1},
                                    {"lat": 38.7170, "lon": -9.1390, "ts": ts + 60_000, "seq": 2}]},
+            # The phone doors (PROTOCOL 11), as device W1 (bound to trip W1 below).
+            "OsmAndForm": {"id": "W1", "lat": 38.7175, "lon": -9.1380, "timestamp": (ts + 70_000) // 1000,
+                           "speed": 10, "bearing": 90, "batt": 80},
+            "OsmAndJSON": {"device_id": "W1", "location": {
+                "timestamp": datetime.datetime.fromtimestamp((ts + 80_000) / 1000, datetime.timezone.utc).isoformat(),
+                "coords": {"latitude": 38.7180, "longitude": -9.1370, "speed": 5, "heading": 80, "accuracy": 8},
+                "battery": {"level": 0.79}}},
+            "OwnTracksMessage": {"_type": "location", "lat": 38.7185, "lon": -9.1360, "tst": (ts + 90_000) // 1000,
+                                 "acc": 10, "vel": 18, "batt": 78},
         }
         hub.create_trip(id="W1", route=ROUTE)
         hub.create_trip(id="W-end", route=ROUTE)
+        status, _, raw = hub.http("PUT", "/v1/devices/W1", {"trip": "W1"})
+        self.assertEqual(status, 200, raw)
         order = {"post": 0, "put": 1, "get": 2, "options": 3, "delete": 4}
         operations = [(path, method, op) for path, item in self.doc["paths"].items()
                       for method, op in item.items() if method in order]
@@ -104,14 +148,22 @@ class OpenAPIWalkTest(unittest.TestCase):
             query = [f"{p['name']}=3" for p in op.get("parameters", []) if p.get("required") and p["in"] == "query"]
             if query:
                 url += "?" + "&".join(query)
-            body = None
+            # Each media type of the body, its sample valid against the documented schema.
+            bodies = [(None, None)]
             if "requestBody" in op:
-                ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-                body = samples[ref.rsplit("/", 1)[1]]
-            status, headers, payload = raw_request(hub, method.upper(), url, body)
-            self.validate(op, status, headers, payload, f"{method.upper()} {url}")
-            if method != "options":
-                self.assertLess(status, 500, f"{method.upper()} {url}")
+                bodies = []
+                for media, content in op["requestBody"]["content"].items():
+                    sample = samples[content["schema"]["$ref"].rsplit("/", 1)[1]]
+                    jsonschema.validate(sample, self.schema(content["schema"]), cls=jsonschema.Draft202012Validator)
+                    bodies.append((media, sample))
+            for media, body in bodies:
+                where = f"{method.upper()} {url} ({media})"
+                status, headers, payload = raw_request(hub, method.upper(), url, body, media=media or "application/json")
+                self.validate(op, status, headers, payload, where)
+                if method != "options":
+                    self.assertLess(status, 500, where)
+                if path in ("/v1/osmand", "/v1/owntracks/{id}") and method == "post":
+                    self.assertEqual(status, 200, f"{where}: a fix of a registered device: {payload[:300]!r}")
             walked.add((path, method))
         self.assertEqual(walked, {(p, m) for p, m, _ in operations})
         self.assertGreaterEqual(len(walked), 10)

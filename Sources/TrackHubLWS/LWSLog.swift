@@ -1,4 +1,5 @@
 import CLibWebSockets
+import Foundation
 import Synchronization
 
 /// Where libwebsockets' own log lines go (process-wide in lws): the server host installs its
@@ -18,21 +19,58 @@ public struct LWSLogSink: Sendable {
 }
 
 /// The level of one lws log line.
-public enum LWSLogLevel: Sendable {
+public enum LWSLogLevel: Sendable, Equatable {
     case error
     case warning
     /// NOTICE (the Debian libev plugin logs every watcher change here).
     case notice
+    /// An error or warning lws logged while a host failed to start: the host throws one
+    /// error that names the address and the cause (PROTOCOL 14: one line, exit 2), so lws's
+    /// own account of it (three or four lines for a port in use) is detail for `--log-level debug`.
+    case debug
 }
 
-/// Installs the sink as lws's emitter, with the levels it wants.
+/// Installs the sink as lws's emitter, with the levels it wants, and holds back the lines
+/// logged while a host starts.
 enum LWSLog {
-    private static let sink = Mutex<LWSLogSink?>(nil)
+    private struct Held {
+        var sink: LWSLogSink
+        var lines: [(LWSLogLevel, String)] = []
+    }
+
+    private struct State {
+        var sink: LWSLogSink?
+        /// Lines being held, by the thread that is starting a host. Keyed by thread because
+        /// lws logs what goes wrong in `lws_create_context` on the thread that calls it, while
+        /// other hosts in the process (tests run several) keep logging on their own threads,
+        /// whose lines must not be held or demoted with this one's.
+        var held: [pthread_t: Held] = [:]
+    }
+
+    private static let state = Mutex<State>(State())
 
     /// Installs `sink` and the levels (errors and warnings; NOTICE too when it wants them).
     static func route(_ sink: LWSLogSink) {
-        self.sink.withLock { $0 = sink }
+        state.withLock { $0.sink = sink }
         trackhub_lws_route_logs(lwsLogEmit, sink.wantsNotices() ? 1 : 0)
+    }
+
+    /// From now until `release`, the lines lws logs on the calling thread are kept, not
+    /// written: whether they are the hub's business depends on how the start ends.
+    static func hold(for sink: LWSLogSink) {
+        let thread = pthread_self()
+        state.withLock { $0.held[thread] = Held(sink: sink) }
+    }
+
+    /// Ends the calling thread's hold. Started: the lines go to the sink held with, at their
+    /// levels (a warning about the TLS files still reaches the operator). Failed: at
+    /// `.debug`, because the caller throws the one-line error that says what went wrong.
+    static func release(started: Bool) {
+        let thread = pthread_self()
+        guard let held = state.withLock({ $0.held.removeValue(forKey: thread) }) else { return }
+        for (level, text) in held.lines {
+            held.sink.emit(started ? level : .debug, text)
+        }
     }
 
     static func level(_ lws: Int32) -> LWSLogLevel {
@@ -41,8 +79,16 @@ enum LWSLog {
         return .notice
     }
 
-    fileprivate static func emit(_ level: LWSLogLevel, _ text: String) {
-        let current = sink.withLock { $0 }
+    /// One line from lws: held when this thread is starting a host, else to the sink.
+    static func emit(_ level: LWSLogLevel, _ text: String) {
+        let thread = pthread_self()
+        let current: LWSLogSink? = state.withLock { state in
+            if state.held[thread] != nil {
+                state.held[thread]?.lines.append((level, text))
+                return nil
+            }
+            return state.sink
+        }
         current?.emit(level, text)
     }
 }

@@ -8,6 +8,12 @@ extension LWSServerHost {
     /// Creates the context and binds the listening socket. Call on the thread that will run it.
     public func start() throws {
         LWSLog.route(options.logs)
+        // What lws says while the context and vhosts are made is held: if one cannot bind,
+        // lws logs three or four lines of its own, and the thrown error is the operator's one
+        // line (PROTOCOL 14); theirs go to the debug log then.
+        LWSLog.hold(for: options.logs)
+        var started = false
+        defer { LWSLog.release(started: started) }
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = lwsServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
@@ -41,8 +47,7 @@ extension LWSServerHost {
         info.options |= trackhub_opt_fail_upon_unable_to_bind()
         applyTLS(to: &info)
         guard let context = lws_create_context(&info) else {
-            throw ServerHostError.contextCreationFailed(
-                "could not listen on \(ListenAddress(host: options.host, port: options.port).authority) (the port is in use, the address is not one of this machine's, or the event-loop plugin or TLS files are missing)")
+            throw ServerHostError.cannotListen(on: ListenAddress(host: options.host, port: options.port))
         }
         self.context = context
         openReadinessSet()
@@ -52,6 +57,7 @@ extension LWSServerHost {
         if let secondHost = options.secondHost {
             try startSecondListener(context, host: secondHost)
         }
+        started = true
     }
 
     /// The second listening address: a vhost of its own on the same context and loop.
@@ -72,10 +78,12 @@ extension LWSServerHost {
         info.options |= trackhub_opt_fail_upon_unable_to_bind()
         applyTLS(to: &info)
         guard let vhost = lws_create_vhost(context, &info) else {
+            // Asked before the context goes: with it, the first address goes too, and a second
+            // address equal to the first would then bind and hide the cause.
+            let error = ServerHostError.cannotListen(on: ListenAddress(host: host, port: options.secondPort))
             lws_context_destroy(context)
             self.context = nil
-            throw ServerHostError.contextCreationFailed(
-                "could not listen on \(ListenAddress(host: host, port: options.secondPort).authority) (the port is in use or the address is not one of this machine's)")
+            throw error
         }
         secondVhost = vhost
         secondBoundPort = Int(lws_get_vhost_listen_port(vhost))

@@ -42,8 +42,8 @@ public struct ListenAddress: Sendable, Equatable {
 
     /// Resolves `host` to one numeric address: numeric addresses as they are, a name through
     /// the resolver (IPv4 preferred, as `localhost` is 127.0.0.1 for every client). Throws a
-    /// one-line reason when it does not resolve.
-    public static func resolve(host: String, port: Int) throws -> ListenAddress {
+    /// one-line reason, naming `flag`, when it does not resolve.
+    public static func resolve(host: String, port: Int, flag: String = "--listen") throws -> ListenAddress {
         if isWildcard(host) { return ListenAddress(host: host.isEmpty ? "0.0.0.0" : host, port: port) }
         if let numeric = numericForm(host) { return ListenAddress(host: numeric, port: port) }
         var hints = addrinfo()
@@ -52,7 +52,7 @@ public struct ListenAddress: Sendable, Equatable {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, nil, &hints, &list)
         guard status == 0, let list else {
-            throw ListenError("--listen: \(host) does not resolve (\(String(cString: gai_strerror(status))))")
+            throw ListenError("\(flag): \(host) does not resolve (\(String(cString: gai_strerror(status))))")
         }
         defer { freeaddrinfo(list) }
         var found: [String] = []
@@ -64,9 +64,48 @@ public struct ListenAddress: Sendable, Equatable {
             entry = current.pointee.ai_next
         }
         guard let chosen = found.first(where: { !$0.contains(":") }) ?? found.first else {
-            throw ListenError("--listen: \(host) has no address")
+            throw ListenError("\(flag): \(host) has no address")
         }
         return ListenAddress(host: chosen, port: port)
+    }
+
+    /// Why this address cannot be bound, in an operator's words: the kernel's answer to a
+    /// socket bound to it the way lws binds (`SO_REUSEADDR`), asked after lws failed, whose
+    /// own lines saying so go to the debug log. Nil when it binds (the trouble was elsewhere)
+    /// or the question cannot be put (`host` not numeric, no socket).
+    public func bindProblem() -> String? {
+        let isV6 = host.contains(":")
+        let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        // The bind's errno, read at once: nothing may run between the call and the read.
+        let failure: Int32
+        if isV6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { return nil }
+            failure = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 ? 0 : errno }
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+            failure = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 ? 0 : errno }
+            }
+        }
+        guard failure != 0 else { return nil }
+        switch failure {
+        case EADDRINUSE: return "the port is in use"
+        case EADDRNOTAVAIL: return "the address is not one of this machine's"
+        case EACCES: return "ports below 1024 need privileges"
+        case let code: return String(cString: strerror(code))
+        }
     }
 
     /// `host` as a canonical numeric address, or nil when it is not one.

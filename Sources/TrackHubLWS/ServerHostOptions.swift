@@ -53,11 +53,21 @@ public struct ServerHostOptions: Sendable {
 public enum ServerHostError: Error, CustomStringConvertible {
     /// `lws_create_context` failed; the text says what to check.
     case contextCreationFailed(String)
+    /// A listening address could not be had (PROTOCOL 14: one line naming it, exit 2);
+    /// `reason` is the kernel's answer to a bind of it (`ListenAddress.bindProblem`).
+    case listenFailed(ListenAddress, reason: String)
+
+    /// The listen failure of `address`, with the reason asked of the kernel then.
+    public static func cannotListen(on address: ListenAddress) -> ServerHostError {
+        .listenFailed(address, reason: address.bindProblem()
+            ?? "it binds now, so the event-loop plugin or the TLS files are likelier; --log-level debug shows libwebsockets' own lines")
+    }
 
     /// The reason as one line, for `trackhub serve`'s error.
     public var description: String {
         switch self {
         case .contextCreationFailed(let why): return why
+        case .listenFailed(let address, let reason): return "could not listen on \(address.authority): \(reason)"
         }
     }
 }

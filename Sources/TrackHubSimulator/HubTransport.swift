@@ -21,6 +21,9 @@ public final class HubTransport: SimulationTransport {
         var sink: (@Sendable (TransportEvent) -> Void)?
         var riderOf: [ConnectionID: Int] = [:]
         var connectionOf: [Int: ConnectionID] = [:]
+        /// Connections asked for and not closed yet (opening ones count: the hub counts a
+        /// connection once it accepts it, before this side hears that it opened).
+        var open: Set<ConnectionID> = []
     }
 
     /// A transport to the hub at `url` (`ws://HOST:PORT`, or the `http://HOST:PORT` serve
@@ -55,6 +58,7 @@ public final class HubTransport: SimulationTransport {
                 let id = host.connect(target)
                 state.riderOf[id] = rider
                 state.connectionOf[rider] = id
+                state.open.insert(id)
             }
         case .send(let text):
             let (host, id) = state.withLock { ($0.host, $0.connectionOf[rider]) }
@@ -99,6 +103,14 @@ public final class HubTransport: SimulationTransport {
     fileprivate func rider(of id: ConnectionID) -> Int? {
         state.withLock { $0.riderOf[id] }
     }
+
+    fileprivate func closed(_ id: ConnectionID) {
+        _ = state.withLock { $0.open.remove(id) }
+    }
+
+    /// The simulator's WebSocket connections to the hub now, opening ones included
+    /// (`HubViewers` takes them from the hub's count).
+    public var openConnections: Int { state.withLock { $0.open.count } }
 }
 
 /// Receives the WebSocket client's callbacks (on its service thread) and forwards them.
@@ -117,5 +129,8 @@ private final class ClientDelegate: WebSocketClientDelegate {
 
     func clientOpened(_ id: ConnectionID) { forward(id) { .opened(rider: $0) } }
     func clientReceived(_ id: ConnectionID, message: [UInt8]) { forward(id) { .message(rider: $0, bytes: message) } }
-    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) { forward(id) { .closed(rider: $0, code: code, reason: reason) } }
+    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
+        transport.withLock { $0.value }?.closed(id)
+        forward(id) { .closed(rider: $0, code: code, reason: reason) }
+    }
 }

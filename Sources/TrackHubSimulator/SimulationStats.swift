@@ -26,13 +26,4 @@ public struct SimulationStats: Sendable, Equatable {
         errors += 1
         if errorMessages.count < 20 { errorMessages.append(text) }
     }
-
-    /// `riders 20 · fixes 1234 (acked 1230) · events 56 · trips ended 7`, plus refusals and
-    /// errors when there are any.
-    public var statusLine: String {
-        var line = "riders \(riders) · fixes \(fixesSent) (acked \(fixesAcked)) · events \(eventCount) · trips ended \(tripsEnded)"
-        if fixesRefused > 0 { line += " · refused \(fixesRefused)" }
-        if errors > 0 { line += " · errors \(errors)" }
-        return line
-    }
 }

@@ -19,9 +19,11 @@ enum ServeCommand {
                                 `trackhub config default`
       --listen HOST:PORT        address to listen on (default 127.0.0.1:8080; port 0 picks a free one):
                                 an IPv4 address, [IPv6] in brackets, or a name resolved at start
-                                (localhost); one that cannot be bound exits 2
+                                (localhost); one that cannot be bound (in use, not this machine's,
+                                a name that does not resolve): one line on stderr, exit 2
       --osmand-listen HOST:PORT a second address serving only the OsmAnd protocol at / (phones with
-                                Traccar Client or OsmAnd; Traccar's default port is 5055), docs/devices.md
+                                Traccar Client or OsmAnd; Traccar's default port is 5055), docs/devices.md;
+                                one that cannot be bound: one line, exit 2
       --data DIR                data directory (default ./trackhub-data; created 0750 if missing;
                                 one hub per directory: a second serve on it exits 2)
       --jwt-secret S            require HS256 tokens signed with S (default: open mode, development only);
@@ -133,7 +135,7 @@ enum ServeCommand {
             guard let (host, port) = ListenAddress.split(listen) else {
                 throw UsageError("--osmand-listen: \(listen) is not HOST:PORT (an IPv6 address in brackets: [::1]:5055)")
             }
-            config.osmandListenHost = try ListenAddress.resolve(host: host, port: port).host
+            config.osmandListenHost = try ListenAddress.resolve(host: host, port: port, flag: "--osmand-listen").host
             config.osmandListenPort = port
         }
         if let data = flags.string("data") { config.dataDirectory = data }
@@ -297,15 +299,6 @@ enum ServeCommand {
         }
         HubLog.configure(level: LogLevel(name: config.logLevel) ?? .info, format: LogFormat(rawValue: config.logFormat) ?? .text, secrets: config.jwtSecrets + (config.webhooks.secret.isEmpty ? [] : [config.webhooks.secret]))
         let log = Logger()
-        if config.jwtSecret == nil {
-            // Said at every log level: an open hub must never go unnoticed.
-            HubLog.log(.warn, "OPEN MODE: no --jwt-secret, every client may do everything. For development only.", always: true)
-        }
-        // Said without the secret itself: log lines never hold one (PROTOCOL 14).
-        for (index, secret) in config.jwtSecrets.enumerated() where secret.utf8.count < SecretList.recommendedBytes {
-            let which = config.jwtSecrets.count > 1 ? (index == 0 ? "the first JWT secret" : "the second JWT secret") : "the JWT secret"
-            log.warn("\(which) is \(secret.utf8.count) bytes, shorter than \(SecretList.recommendedBytes): tokens are easier to forge; use e.g. openssl rand -hex 32")
-        }
         let systemd = SystemdNotify()
         // The durable store (PROTOCOL 7): SQLite in --data. A directory or file that cannot be
         // used is a one-line error naming it, exit 2.
@@ -335,6 +328,9 @@ enum ServeCommand {
             store.close()
             return 2
         }
+        // Said once the hub runs, not before: a start that fails is one line and exit 2
+        // (PROTOCOL 14), and a warning about a hub that never ran would be a second.
+        warnAtStart(config, log)
         let scheme = config.tlsCertPath == nil ? "http" : "https"
         // Scripts and tests wait for this exact line (PROTOCOL 9); write it unbuffered.
         let interrupt = SignalWatcher([(SIGINT, "SIGINT")], handler: drain)
@@ -359,6 +355,19 @@ enum ServeCommand {
         withExtendedLifetime(dataLock) {}  // held until the store is closed
         log.info("stopped")
         return 0
+    }
+
+    /// The warnings of a running hub's configuration, before its "listening on" line.
+    static func warnAtStart(_ config: HubConfig, _ log: Logger) {
+        if config.jwtSecret == nil {
+            // Said at every log level: an open hub must never go unnoticed.
+            HubLog.log(.warn, "OPEN MODE: no --jwt-secret, every client may do everything. For development only.", always: true)
+        }
+        // Said without the secret itself: log lines never hold one (PROTOCOL 14).
+        for (index, secret) in config.jwtSecrets.enumerated() where secret.utf8.count < SecretList.recommendedBytes {
+            let which = config.jwtSecrets.count > 1 ? (index == 0 ? "the first JWT secret" : "the second JWT secret") : "the JWT secret"
+            log.warn("\(which) is \(secret.utf8.count) bytes, shorter than \(SecretList.recommendedBytes): tokens are easier to forge; use e.g. openssl rand -hex 32")
+        }
     }
 
     /// Where the SQLite store lives. In cluster mode it is the node's own copy of what it

@@ -10,7 +10,7 @@ enum SimulateCommand {
     Creates trips and drives courier connections that push fixes like real phones: synthetic
     riders on the I-95 routes and on Helsinki street routes (via points, off-route excursions,
     reroutes, arrivals, new trips as others end) and riders replaying the recorded sample traces.
-    Every flag also reads TRACKHUB_<FLAG> from the environment (flags win).
+    Every flag with a value also reads TRACKHUB_<FLAG> from the environment (flags win).
 
       --hub URL              the hub (required): the http://HOST:PORT that serve prints, or
                              ws://HOST:PORT (https:// and wss:// for TLS)
@@ -35,9 +35,13 @@ enum SimulateCommand {
       --from-stops SHARE     0–1: this share of the Helsinki trips is created from its stops alone
                              (origin, via points, destination) for a hub with --router to route
                              (default 0; docs/routing.md)
+      --show-viewers         the status line also counts viewers: the hub's WebSocket connections
+                             that are not this simulator's (browsers watching), read from its
+                             /metrics once a second
 
-    Prints one status line a second on stderr. Exits 0 when every simulated fix was applied and
-    no error came back, 1 otherwise, 2 on bad flags.
+    Prints one status line a second on stderr (riders, fixes sent and acked, fixes per second,
+    events, trips ended), refreshed in place on a terminal, one line each otherwise. Exits 0
+    when every simulated fix was applied and no error came back, 1 otherwise, 2 on bad flags.
     """
 
     static let flagNames: Set<String> = [
@@ -52,12 +56,14 @@ enum SimulateCommand {
         var samples: String?
         var durationMs: Int64?
         var useLibev = true
+        var showViewers = false
     }
 
     static func parse(_ arguments: [String]) throws -> Options? {
-        let flags = try Flags(arguments: arguments, known: flagNames)
+        let flags = try Flags(arguments: arguments, known: flagNames, switches: ["help", "show-viewers"])
         if flags.switches.contains("help") { return nil }
         var options = Options()
+        options.showViewers = flags.switches.contains("show-viewers")
         guard let hub = flags.string("hub") else { throw UsageError("--hub http://HOST:PORT is required") }
         // Either scheme names the same port: the hub serves HTTP and WebSocket on one.
         let schemes = ["http://", "https://", "ws://", "wss://"]
@@ -113,8 +119,11 @@ enum SimulateCommand {
             return 2
         }
         let runner: SimulationRunner
+        let viewers: HubViewers?
         do {
-            runner = SimulationRunner(simulation: simulation, transport: try HubTransport(url: options.hub, token: options.token, useLibev: options.useLibev))
+            let transport = try HubTransport(url: options.hub, token: options.token, useLibev: options.useLibev)
+            runner = SimulationRunner(simulation: simulation, transport: transport)
+            viewers = options.showViewers ? try HubViewers(url: options.hub, token: options.token, ownConnections: { transport.openConnections }) : nil
         } catch {
             FileHandle.standardError.write(Data("trackhub simulate: \(error)\n".utf8))
             return 2
@@ -122,14 +131,20 @@ enum SimulateCommand {
         let signals = SignalWatcher { _ in runner.requestStop() }
         defer { signals.cancel() }
         let line = StatusLinePrinter()
+        var status = StatusLine(startMs: SimulationRunner.wallClock())
         let deadline = options.durationMs.map { SimulationRunner.wallClock() + $0 }
         let stats: SimulationStats
+        viewers?.start()
         do {
-            stats = try runner.run(deadline: deadline) { line.show($0.statusLine) }
+            stats = try runner.run(deadline: deadline) { stats in
+                line.show(status.render(stats, nowMs: SimulationRunner.wallClock(), viewers: viewers.map { $0.current ?? 0 }))
+            }
         } catch {
+            viewers?.stop()
             FileHandle.standardError.write(Data("trackhub simulate: \(error)\n".utf8))
             return 1
         }
+        viewers?.stop()
         line.finish()
         let counted = stats.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         let events = counted.isEmpty ? "none" : counted

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrackHubLWS
 import TrackHubProtocol
 @testable import TrackHubServer
 
@@ -44,6 +45,55 @@ import TrackHubProtocol
         let refs = text.components(separatedBy: "#/components/schemas/").dropFirst().map { $0.prefix { $0 != "\"" } }
         #expect(!refs.isEmpty)
         for ref in refs { #expect(schemas[String(ref)] != nil, "missing schema \(ref)") }
+    }
+
+    /// The POST and PUT routes that read no body (PROTOCOL 5: `proceed` takes none). The
+    /// test below checks that each really ignores what is sent.
+    static let bodiless: Set<APIRoute.Kind> = [.proceed]
+
+    /// PROTOCOL 14: the document gives every route's body. A POST or PUT without a
+    /// `requestBody` fails here unless it is listed bodiless, and both are checked against
+    /// what the parser reads: a documented body is one whose garbage `APICall.parse`
+    /// refuses, a bodiless route's parse ignores it.
+    @Test func everyPostAndPutDocumentsTheBodyItReads() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json(server: "test"))) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let limits = APICall.Limits(protocolLimits: .default, maxRoutePoints: 10_000)
+        var checked = 0
+        for kind in APIRoute.Kind.allCases where kind.method == .post || kind.method == .put {
+            let operation = try #require(paths[kind.template]?[kind.method.rawValue.lowercased()] as? [String: Any], "\(kind)")
+            let request = HTTPRequest(
+                connection: ConnectionID(raw: 1), method: kind.method, path: kind.template, query: [(name: "id", value: "dev-1"), (name: "lat", value: "60.1"), (name: "lon", value: "24.9")],
+                origin: nil, host: nil, authorization: nil, peerAddress: "127.0.0.1", body: Array("{not json".utf8))
+            let readsBody: Bool
+            do {
+                _ = try APICall.parse(kind.route(id: "dev-1"), request, limits: limits, now: 1_800_000_000_000)
+                readsBody = false
+            } catch {
+                readsBody = true
+            }
+            if Self.bodiless.contains(kind) {
+                #expect(!readsBody, "\(kind) is listed bodiless but refuses a garbage body")
+                #expect(operation["requestBody"] == nil, "\(kind) documents a body it does not read")
+            } else {
+                #expect(readsBody, "\(kind) documents a body it does not read")
+                let body = try #require(operation["requestBody"] as? [String: Any], "\(kind.method.rawValue) \(kind.template) has no requestBody")
+                let content = try #require(body["content"] as? [String: Any], "\(kind)")
+                #expect(!content.isEmpty, "\(kind)")
+                for (type, media) in content {
+                    #expect(type.contains("/"), "\(kind): \(type)")
+                    #expect(((media as? [String: Any])?["schema"] as? [String: Any])?["$ref"] != nil, "\(kind) \(type) has no schema")
+                }
+            }
+            checked += 1
+        }
+        #expect(checked >= 8, "the table's POST and PUT routes")
+        // The phone doors' bodies in the media types the phones send (PROTOCOL 11).
+        let owntracks = try #require((paths["/v1/owntracks/{id}"]?["post"] as? [String: Any])?["requestBody"] as? [String: Any])
+        #expect((owntracks["content"] as? [String: Any]).map { Set($0.keys) } == ["application/json"])
+        let osmand = try #require((paths["/v1/osmand"]?["post"] as? [String: Any])?["requestBody"] as? [String: Any])
+        #expect((osmand["content"] as? [String: Any]).map { Set($0.keys) } == ["application/x-www-form-urlencoded", "application/json"])
+        #expect(osmand["required"] as? Bool == false, "OsmAnd's fields may all be in the query string")
     }
 
     @Test func trailExportTextIsValid() {

@@ -93,16 +93,36 @@ extension APIRoute.Kind {
         }
     }
 
-    /// The request body's schema name, if the route takes one.
-    var requestSchema: String? {
+    /// A request body as the document gives it: each media type the route reads with its
+    /// schema's name, and whether a request may come without one.
+    struct RequestBody: Sendable {
+        var required: Bool
+        var content: [(type: String, schema: String)]
+        var description: String?
+    }
+
+    /// The route's request body; nil for a route that reads none (every GET and DELETE, and
+    /// `proceed`, which ignores what is sent). A POST or PUT that reads one must say so here:
+    /// HTTPRouteTableTests checks both ways against what `APICall.parse` reads.
+    var requestBody: RequestBody? {
         switch self {
-        case .createTrip: return "CreateTrip"
-        case .putRoute: return "Reroute"
-        case .postFixes: return "FixBatch"
-        case .putDevice: return "DevicePut"
-        case .createShare: return "ShareCreate"
+        case .createTrip: return RequestBody(required: true, content: [("application/json", "CreateTrip")])
+        case .putRoute: return RequestBody(required: true, content: [("application/json", "Reroute")])
+        case .postFixes: return RequestBody(required: true, content: [("application/json", "FixBatch")])
+        case .putDevice: return RequestBody(required: true, content: [("application/json", "DevicePut")])
+        case .createShare:
+            return RequestBody(required: false, content: [("application/json", "ShareCreate")], description: "none or empty: ttl_s takes its default")
+        case .osmandPost:
+            return RequestBody(
+                required: false,
+                content: [("application/x-www-form-urlencoded", "OsmAndForm"), ("application/json", "OsmAndJSON")],
+                description: "OsmAnd's fields as a form (they may come in the query string instead; a form's win over the query's), or Traccar Client 9's JSON; a body whose first non-blank byte is { is JSON. At most 64 KiB, a form at most 100 fields")
+        case .ownTracks:
+            return RequestBody(
+                required: true, content: [("application/json", "OwnTracksMessage")],
+                description: "one OwnTracks message; a location is a fix, any other _type is ignored. At most 64 KiB")
         case .listTrips, .getTrip, .endTrip, .proceed, .trail, .fleetClusters, .openAPI, .listDevices, .getDevice,
-            .deleteDevice, .osmandGet, .osmandPost, .ownTracks, .revokeShare, .findRoute:
+            .deleteDevice, .osmandGet, .revokeShare, .findRoute:
             return nil
         }
     }
@@ -121,7 +141,7 @@ extension APIRoute.Kind {
         case .listDevices: return (200, [("application/json", "DeviceList")])
         case .getDevice, .putDevice, .deleteDevice: return (200, [("application/json", "Device")])
         case .osmandGet, .osmandPost: return (200, [("text/plain", nil)])
-        case .ownTracks: return (200, [("application/json", nil)])
+        case .ownTracks: return (200, [("application/json", "OwnTracksAnswer")])
         case .createShare: return (201, [("application/json", "Share")])
         case .revokeShare: return (200, [("application/json", "ShareRevoked")])
         case .findRoute: return (200, [("application/json", "FoundRoute")])

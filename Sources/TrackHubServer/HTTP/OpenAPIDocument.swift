@@ -73,11 +73,11 @@ enum OpenAPIDocument {
                  "description": .string(query.description), "schema": query.schema]
             })))
         }
-        if let schema = kind.requestSchema {
-            members.append(("requestBody", [
-                "required": true,
-                "content": ["application/json": ["schema": OpenAPISchemas.ref(schema)]],
-            ]))
+        if let body = kind.requestBody {
+            var bodyMembers: [(String, JSONValue)] = [("required", .bool(body.required))]
+            if let description = body.description { bodyMembers.append(("description", .string(description))) }
+            bodyMembers.append(("content", .object(JSONObject(body.content.map { ($0.type, ["schema": OpenAPISchemas.ref($0.schema)]) }))))
+            members.append(("requestBody", .object(JSONObject(bodyMembers))))
         }
         var responses: [(String, JSONValue)] = []
         let success = kind.success

@@ -58,7 +58,75 @@ enum OpenAPISchemas {
                 ("duration_s", ["type": "number", "description": "the router's travel time, seconds"]),
             ], required: ["route", "distance_m", "duration_s"])),
             ("ShareRevoked", object([("jti", string), ("revoked", boolean)], required: ["jti", "revoked"])),
+            ("OsmAndForm", osmAndForm),
+            ("OsmAndJSON", osmAndJSON),
+            ("OwnTracksMessage", ownTracksMessage),
+            ("OwnTracksAnswer", ["description": "messages for the phone, which OwnTracks reads as a list (often none)", "type": "array",
+                                 "items": ["type": "object", "required": ["_type"], "properties": ["_type": string]]]),
         ]))
+    }
+
+    /// A number where a negative value means unknown (a phone's speed, heading, accuracy).
+    static func phoneNumber(_ description: String) -> JSONValue { ["type": "number", "description": .string(description)] }
+
+    /// OsmAnd's fields (PROTOCOL 11) as a form; each may come in the query string instead,
+    /// so none is required of the body alone.
+    static var osmAndForm: JSONValue {
+        ["type": "object", "description": "id (or deviceid) and lat and lon (or location) are required, here or in the query string", "properties": [
+            "id": ["description": "the device id", "$ref": "#/components/schemas/TripID"],
+            "deviceid": ["description": "the device id, when id is not given", "$ref": "#/components/schemas/TripID"],
+            "lat": ["type": "number", "minimum": -90, "maximum": 90],
+            "lon": ["type": "number", "minimum": -180, "maximum": 180],
+            "location": ["type": "string", "description": "LAT,LON instead of lat and lon"],
+            "timestamp": ["type": ["integer", "string"], "description": "Unix seconds (milliseconds above 10^12), ISO 8601 with an offset, or YYYY-MM-DD HH:MM:SS (UTC); missing: the hub's clock"],
+            "speed": phoneNumber("knots; negative: unknown"),
+            "bearing": phoneNumber("degrees; negative: unknown"),
+            "heading": phoneNumber("degrees, when bearing is not given"),
+            "altitude": phoneNumber("metres"),
+            "accuracy": phoneNumber("metres; negative: unknown"),
+            "batt": ["type": "number", "maximum": 100, "description": "battery percent; negative: unknown"],
+        ]]
+    }
+
+    /// Traccar Client 9's JSON body (PROTOCOL 11); other fields (`extras`, `activity`, ...) ignored.
+    static var osmAndJSON: JSONValue {
+        object([
+            ("device_id", ref("TripID")),
+            ("location", object([
+                ("timestamp", ["type": ["string", "number"], "description": "ISO 8601 with an offset (or Unix seconds or ms); missing: the hub's clock"]),
+                ("coords", object([
+                    ("latitude", ["type": "number", "minimum": -90, "maximum": 90]),
+                    ("longitude", ["type": "number", "minimum": -180, "maximum": 180]),
+                    ("accuracy", phoneNumber("metres; negative: unknown")),
+                    ("speed", phoneNumber("m/s; negative: unknown")),
+                    ("heading", phoneNumber("degrees; negative: unknown")),
+                    ("altitude", phoneNumber("metres")),
+                ], required: ["latitude", "longitude"])),
+                ("battery", object([("level", ["type": "number", "maximum": 1, "description": "0–1; negative: unknown"])], required: [])),
+            ], required: ["coords"])),
+        ], required: ["device_id", "location"])
+    }
+
+    /// An OwnTracks message in HTTP mode (PROTOCOL 11): a `location` is a fix; another
+    /// `_type` (`transition`, `waypoint`, `lwt`, ...) is answered and ignored.
+    static var ownTracksMessage: JSONValue {
+        [
+            "type": "object",
+            "required": ["_type"],
+            "properties": [
+                "_type": ["type": "string", "description": "location is a fix; any other type is ignored"],
+                "lat": ["type": "number", "minimum": -90, "maximum": 90],
+                "lon": ["type": "number", "minimum": -180, "maximum": 180],
+                "tst": ["type": "number", "minimum": 0, "description": "Unix seconds; missing: the hub's clock"],
+                "acc": phoneNumber("metres; negative: unknown"),
+                "vel": phoneNumber("km/h; negative: unknown"),
+                "cog": phoneNumber("degrees; negative: unknown"),
+                "alt": phoneNumber("metres"),
+                "batt": ["type": "number", "maximum": 100, "description": "battery percent; negative: unknown"],
+            ],
+            "if": ["properties": ["_type": ["const": "location"]]],
+            "then": ["required": ["lat", "lon"]],
+        ]
     }
 
     static let statuses = ["unknown", "pending", "moving", "holding", "off_route", "arrived", "ended"]
