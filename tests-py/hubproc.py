@@ -11,6 +11,9 @@ exit, with a deadline.
 """
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import http.client
 import json
 import math
@@ -212,10 +215,14 @@ class HubProcess:
 
     # -- HTTP --
 
-    def http(self, method, path, body=None, raw=None, headers=None, timeout=10):
+    def http(self, method, path, body=None, raw=None, headers=None, timeout=10, source=None):
         """One HTTP request. `body` is JSON-encoded; `raw` is sent as is (bytes).
+        `source`, when given, is the loopback address the client binds to (Linux routes
+        all of 127/8 to lo, so 127.0.0.2 is another client address for the hub).
         Returns (status, parsed JSON or None, raw bytes)."""
-        conn = http.client.HTTPConnection(self.host.strip("[]"), self.port, timeout=timeout)
+        source_address = (source, 0) if source is not None else None
+        conn = http.client.HTTPConnection(self.host.strip("[]"), self.port, timeout=timeout,
+                                          source_address=source_address)
         try:
             hdrs = dict(headers or {})
             data = raw
@@ -233,6 +240,15 @@ class HubProcess:
         except ValueError:
             parsed = None
         return resp.status, parsed, payload
+
+    def stop_and_read(self, deadline_s=30):
+        """SIGTERM, wait for the exit (at most `deadline_s`) and for the stderr reader to
+        reach end of file, so the log is whole; returns the hub's whole log (stderr)."""
+        self.signal()
+        self.wait(deadline_s)
+        for thread in self._threads:
+            thread.join(deadline_s)
+        return self.stderr_text()
 
     def create_trip(self, **body):
         status, doc, raw = self.http("POST", "/v1/trips", body)
@@ -384,6 +400,29 @@ async def expect_close(ws, timeout=RECV_DEADLINE_S):
         except asyncio.TimeoutError:
             continue
         got.append(json.loads(text) if isinstance(text, str) else text)
+
+
+# --------------------------------------------------------------------------------------
+# Tokens
+# --------------------------------------------------------------------------------------
+
+
+def b64url(data):
+    """base64url without padding, as JWTs use it."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def hs256_signature(secret, signing_input):
+    """The HS256 signature (base64url) of `signing_input` ("head.payload") under `secret`."""
+    return b64url(hmac.new(secret.encode(), signing_input.encode(), hashlib.sha256).digest())
+
+
+def mint_token(claims, secret):
+    """An HS256 JWT with `claims`, as any client library makes it (for tokens `trackhub
+    token` will not make: expired ones, share links with a chosen jti)."""
+    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64url(json.dumps(claims).encode())
+    return f"{head}.{body}.{hs256_signature(secret, f'{head}.{body}')}"
 
 
 # --------------------------------------------------------------------------------------

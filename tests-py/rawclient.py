@@ -228,8 +228,10 @@ def metric(hub, name):
     return 0.0
 
 
-def wait_until(predicate, deadline_s=20.0, what="the condition"):
-    """Polls `predicate` until it is true, at most `deadline_s`; fails with `what`."""
+def wait_until(predicate, deadline_s=20.0, what="the condition", interval_s=0.05):
+    """Polls `predicate` every `interval_s` until it is true, at most `deadline_s`; fails
+    with `what`. The interval matters where each look is itself a request counted by a
+    rate limit."""
     end = time.monotonic() + deadline_s
     while True:
         value = predicate()
@@ -237,4 +239,4 @@ def wait_until(predicate, deadline_s=20.0, what="the condition"):
             return value
         if time.monotonic() >= end:
             raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+        time.sleep(interval_s)  # the pace of the looks, not a synchronisation

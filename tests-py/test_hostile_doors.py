@@ -37,10 +37,6 @@ with margin, and "an answer without the body": the hubs here wait 30 s for a bod
 """
 
 import asyncio
-import base64
-import hashlib
-import hmac
-import http.client
 import json
 import os
 import queue
@@ -99,18 +95,6 @@ def bearer(tok):
     return {"Authorization": f"Bearer {tok}"}
 
 
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def mint(claims, secret=SECRET):
-    """An HS256 JWT as any client library makes it (for an expired one)."""
-    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64url(json.dumps(claims).encode())
-    mac = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64url(mac)}"
-
-
 def cpu_seconds(pid):
     """utime + stime of a process, from /proc/PID/stat (fields 14 and 15), in seconds."""
     with open(f"/proc/{pid}/stat") as f:
@@ -151,50 +135,6 @@ def ask(port, method, path, headers=(), body=b"", source=None, host="127.0.0.1",
 
 def error_code(raw):
     return json.loads(raw)["error"]["code"]
-
-
-def http_from(source, hub, method, path, body=None, headers=None, raw=None, timeout=10):
-    """One request from loopback address `source`: (status, parsed JSON or None, raw)."""
-    conn = http.client.HTTPConnection(hub.host.strip("[]"), hub.port, timeout=timeout, source_address=(source, 0))
-    try:
-        hdrs = dict(headers or {})
-        data = raw
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=data, headers=hdrs)
-        resp = conn.getresponse()
-        payload = resp.read()
-    finally:
-        conn.close()
-    try:
-        parsed = json.loads(payload) if payload else None
-    except ValueError:
-        parsed = None
-    return resp.status, parsed, payload
-
-
-def poll(predicate, deadline_s, interval_s, what):
-    """Asks `predicate` every `interval_s` until it is true, at most `deadline_s`. The
-    interval matters where each look is itself a request counted by a rate limit."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= end:
-            raise AssertionError(f"timed out after {deadline_s}s waiting for {what}")
-        time.sleep(interval_s)  # the pace of the looks, not a synchronisation
-
-
-def stop_and_read(hub, deadline_s=30):
-    """SIGTERM, wait for the exit and for the stderr reader to reach end of file; returns
-    the hub's whole log."""
-    hub.signal()
-    hub.wait(deadline_s)
-    for thread in hub._threads:
-        thread.join(deadline_s)
-    return hub.stderr_text()
 
 
 def metrics_text(hub):
@@ -772,7 +712,7 @@ class DeviceIdsNotLogged(unittest.TestCase):
             for method, path, body, headers, raw_body, expected in calls:
                 status, _, raw = hub.http(method, path, body=body, raw=raw_body, headers=headers)
                 self.assertEqual(status, expected, f"{method} {path}: {raw[:200]!r}")
-            log = stop_and_read(hub)
+            log = hub.stop_and_read()
         finally:
             hub.kill()
         self.assertGreaterEqual(log.count("http request"), len(calls), "one access line per request")
@@ -839,19 +779,19 @@ class RefusalRateDevices(RefusalRateCase):
     def recovers(self, source, valid, unknown):
         """Once the burst stops: a valid request gets its normal answer, and then an unknown
         id its 404 again, within a couple of seconds (looked at below the rate)."""
-        poll(lambda: valid()[0] == 200, 5, 0.25, f"a valid request from {source} to be answered 200")
-        poll(lambda: unknown()[0] == 404, 5, 0.5, f"an unknown device from {source} to be 404 again")
+        wait_until(lambda: valid()[0] == 200, 5, f"a valid request from {source} to be answered 200", interval_s=0.25)
+        wait_until(lambda: unknown()[0] == 404, 5, f"an unknown device from {source} to be 404 again", interval_s=0.5)
 
     def test_unknown_osmand_devices_past_the_rate_are_429(self):
         source = "127.0.0.4"
-        got, took = self.burst(lambda i: http_from(source, self.hub, "GET", f"/v1/osmand?id=nobody-burst-{i:03d}-0123456789&lat=38.7&lon=-9.14"))
+        got, took = self.burst(lambda i: self.hub.http("GET", f"/v1/osmand?id=nobody-burst-{i:03d}-0123456789&lat=38.7&lon=-9.14", source=source))
         self.assert_limited(got, took, 404)
-        status, _, _ = http_from("127.0.0.5", self.hub, "GET", f"/v1/osmand?id={UNKNOWN}&lat=38.7&lon=-9.14")
+        status, _, _ = self.hub.http("GET", f"/v1/osmand?id={UNKNOWN}&lat=38.7&lon=-9.14", source="127.0.0.5")
         self.assertEqual(status, 404, "another address is not limited")
         self.recovers(
             source,
-            lambda: http_from(source, self.hub, "GET", f"/v1/osmand?id={PHONE}&lat={LAT0}&lon={LON0}&timestamp={self.fix_ts()}"),
-            lambda: http_from(source, self.hub, "GET", f"/v1/osmand?id={UNKNOWN}&lat=38.7&lon=-9.14"))
+            lambda: self.hub.http("GET", f"/v1/osmand?id={PHONE}&lat={LAT0}&lon={LON0}&timestamp={self.fix_ts()}", source=source),
+            lambda: self.hub.http("GET", f"/v1/osmand?id={UNKNOWN}&lat=38.7&lon=-9.14", source=source))
 
     def test_unknown_owntracks_devices_past_the_rate_are_429(self):
         source = "127.0.0.6"
@@ -859,12 +799,12 @@ class RefusalRateDevices(RefusalRateCase):
         def location():
             return {"_type": "location", "lat": LAT0, "lon": LON0, "tst": self.fix_ts()}
 
-        got, took = self.burst(lambda i: http_from(source, self.hub, "POST", f"/v1/owntracks/nobody-burst-{i:03d}-0123456789", location()))
+        got, took = self.burst(lambda i: self.hub.http("POST", f"/v1/owntracks/nobody-burst-{i:03d}-0123456789", location(), source=source))
         self.assert_limited(got, took, 404)
         self.recovers(
             source,
-            lambda: http_from(source, self.hub, "POST", f"/v1/owntracks/{PHONE}", location()),
-            lambda: http_from(source, self.hub, "POST", f"/v1/owntracks/{UNKNOWN}", location()))
+            lambda: self.hub.http("POST", f"/v1/owntracks/{PHONE}", location(), source=source),
+            lambda: self.hub.http("POST", f"/v1/owntracks/{UNKNOWN}", location(), source=source))
 
 
 class RefusalRateTokens(RefusalRateCase):
@@ -875,13 +815,13 @@ class RefusalRateTokens(RefusalRateCase):
         hub = HubProcess("--jwt-secret", SECRET, "--max-refusal-rate", str(RATE), "--log-level", "warn").start()
         try:
             source = "127.0.0.7"
-            got, took = self.burst(lambda i: http_from(source, hub, "GET", "/v1/trips", headers=bearer(f"not-a-token-{i}")))
+            got, took = self.burst(lambda i: hub.http("GET", "/v1/trips", headers=bearer(f"not-a-token-{i}"), source=source))
             self.assert_limited(got, took, 401)
             admin = bearer(token("--scope", "admin"))
-            self.assertEqual(http_from("127.0.0.8", hub, "GET", "/v1/trips", headers=bearer("not-a-token"))[0], 401,
+            self.assertEqual(hub.http("GET", "/v1/trips", headers=bearer("not-a-token"), source="127.0.0.8")[0], 401,
                              "another address is not limited")
-            poll(lambda: http_from(source, hub, "GET", "/v1/trips", headers=admin)[0] == 200, 5, 0.25,
-                 "a valid token from the limited address to be answered 200")
+            wait_until(lambda: hub.http("GET", "/v1/trips", headers=admin, source=source)[0] == 200, 5,
+                       "a valid token from the limited address to be answered 200", interval_s=0.25)
         finally:
             hub.stop()
 
@@ -893,10 +833,10 @@ class RefusalRateOffByDefault(unittest.TestCase):
     def test_without_the_flag_refusals_are_never_429(self):
         hub = HubProcess("--jwt-secret", SECRET, "--log-level", "warn").start()
         try:
-            statuses = [http_from("127.0.0.9", hub, "GET", f"/v1/osmand?id=nobody-{i:04d}-0123456789&lat=38.7&lon=-9.14")[0]
+            statuses = [hub.http("GET", f"/v1/osmand?id=nobody-{i:04d}-0123456789&lat=38.7&lon=-9.14", source="127.0.0.9")[0]
                         for i in range(200)]
             self.assertEqual(set(statuses), {404})
-            statuses = [http_from("127.0.0.9", hub, "GET", "/v1/trips", headers=bearer(f"bad-{i}"))[0] for i in range(50)]
+            statuses = [hub.http("GET", "/v1/trips", headers=bearer(f"bad-{i}"), source="127.0.0.9")[0] for i in range(50)]
             self.assertEqual(set(statuses), {401})
         finally:
             hub.stop()
@@ -1003,7 +943,7 @@ class ControlCharactersInLogs(unittest.TestCase):
             for path in ("/%1b[31mred", "/bell%07back%08space%7f"):
                 answer = ask(hub.port, "GET", path)
                 self.assertIsNotNone(answer, path)
-            log = stop_and_read(hub)
+            log = hub.stop_and_read()
         finally:
             hub.kill()
         raw = sorted({f"0x{ord(c):02x}" for c in log if ord(c) < 0x20 and c != "\n"})
@@ -1109,7 +1049,7 @@ class RefusedUpgrades(unittest.TestCase):
         self.assert_refused(self.hub, "/v1/ws?token=not-a-token", 401)
 
     def test_an_expired_token_is_401(self):
-        expired = mint({"sub": "old", "scope": ["viewer"], "trips": ["*"], "exp": int(time.time()) - 3600})
+        expired = hubproc.mint_token({"sub": "old", "scope": ["viewer"], "trips": ["*"], "exp": int(time.time()) - 3600}, SECRET)
         self.assert_refused(self.hub, f"/v1/ws?token={expired}", 401)
 
     def test_a_revoked_share_link_is_401(self):

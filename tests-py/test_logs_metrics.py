@@ -39,16 +39,6 @@ def token(secret, scope="admin"):
     return result.stdout.strip()
 
 
-def stop_and_read(hub):
-    """SIGTERM, wait for the exit and for the stderr reader to reach end of file, so the
-    log is whole; returns the stderr text."""
-    hub.signal()
-    hub.wait(EXIT_DEADLINE_S)
-    for thread in hub._threads:
-        thread.join(EXIT_DEADLINE_S)
-    return hub.stderr_text()
-
-
 def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
@@ -100,7 +90,7 @@ class SecuredJSONLogTest(AsyncTestCase):
             hub.signal()
             code, _ = await expect_close(draining)
             self.assertEqual(code, 1001)
-            log = await asyncio.to_thread(stop_and_read, hub)
+            log = await asyncio.to_thread(hub.stop_and_read, EXIT_DEADLINE_S)
         finally:
             hub.kill()
 
@@ -148,7 +138,7 @@ class TextLogTest(unittest.TestCase):
             status, _, _ = hub.http("GET", "/healthz?verbose=1")
             self.assertEqual(status, 200)
             wait_until(lambda: "http request" in hub.stderr_text(), what="the access line")
-            log = stop_and_read(hub)
+            log = hub.stop_and_read(EXIT_DEADLINE_S)
         finally:
             hub.kill()
         lines = log.splitlines()
@@ -163,7 +153,7 @@ class TextLogTest(unittest.TestCase):
         try:
             hub.http("GET", "/healthz")
             wait_until(lambda: "http request" in hub.stderr_text(), what="the access line")
-            log = stop_and_read(hub)
+            log = hub.stop_and_read(EXIT_DEADLINE_S)
         finally:
             hub.kill()
         self.assertTrue(all(isinstance(l, dict) and "time" in l for l in json_lines(log)))

@@ -9,9 +9,6 @@ Nothing sleeps to synchronise: every wait is for a line, a datagram or a process
 with a deadline that only guards against a hang.
 """
 
-import base64
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -56,8 +53,7 @@ def token(secret, scope="admin"):
 def signed_with(jwt, secret):
     """True when the HS256 signature of `jwt` was made with `secret`."""
     head, payload, signature = jwt.split(".")
-    mac = hmac.new(secret.encode(), f"{head}.{payload}".encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode() == signature
+    return hubproc.hs256_signature(secret, f"{head}.{payload}") == signature
 
 
 def welcome(hub):

@@ -9,9 +9,6 @@ reaches the route. Waits are WebDriver's async-script deadline, never sleeps.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import http.server
 import json
 import os
@@ -26,7 +23,7 @@ PARENT = os.path.dirname(HERE)
 if PARENT not in sys.path:
     sys.path.insert(0, PARENT)
 
-from hubproc import HubProcess, trackhub_binary  # noqa: E402
+from hubproc import HubProcess, mint_token, trackhub_binary  # noqa: E402
 
 try:
     from selenium import webdriver
@@ -57,15 +54,8 @@ fetch(url, {method, headers, body: body ? JSON.stringify(body) : undefined})
 """
 
 
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def mint(secret: str, scopes, ttl_s=3600) -> str:
-    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = b64url(json.dumps({"sub": "shop", "exp": int(time.time()) + ttl_s, "scope": scopes, "trips": ["*"]}).encode())
-    signature = hmac.new(secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-    return f"{header}.{claims}.{b64url(signature)}"
+    return mint_token({"sub": "shop", "exp": int(time.time()) + ttl_s, "scope": scopes, "trips": ["*"]}, secret)
 
 
 class PageHandler(http.server.BaseHTTPRequestHandler):

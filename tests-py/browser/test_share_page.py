@@ -10,9 +10,6 @@ Run:  cd tests-py && TRACKHUB_BIN=... python3 -m unittest browser.test_share_pag
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import math
 import os
@@ -28,6 +25,7 @@ if HERE not in sys.path:
 
 import test_web_client as base  # noqa: E402  (a module, so its test class is not collected here)
 from hubs import Courier, hub_under_test  # noqa: E402
+from hubproc import mint_token  # noqa: E402  (on the path once hubs is imported)
 
 if base.HAVE_SELENIUM:
     from selenium import webdriver
@@ -40,17 +38,6 @@ ROUTE = base.ROUTE
 ROUTE_LEN = base.ROUTE_LEN
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def mint(claims, secret=base.SECRET):
-    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64url(json.dumps(claims).encode())
-    mac = hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64url(mac)}"
 
 
 @unittest.skipIf(base.SKIP_REASON is not None, base.SKIP_REASON or "")
@@ -251,7 +238,7 @@ class SharePageTest(unittest.TestCase):
         self.use_size(PHONE)
         trip = base.unique("expired")
         self.hub.create_trip(trip, route=ROUTE, rider={"id": "r1", "name": "Alex"})
-        token = mint({"scope": ["share"], "trips": [trip], "jti": "expired-link", "exp": int(time.time()) - 120})
+        token = mint_token({"scope": ["share"], "trips": [trip], "jti": "expired-link", "exp": int(time.time()) - 120}, base.SECRET)
         self.driver.get(f"{self.hub.base_url}/t/{token}")
         self.wait(lambda: self.attr("share-card", "data-ended") == "expired", message="expired message")
         self.assertEqual(self.text("eta"), "This link has expired")
