@@ -46,12 +46,9 @@ enum CommandLogHealth: Sendable, Equatable {
     case catchingUp
 }
 
-/// Where trip, device and share link commands become durable, in one order per trip (and per device),
-/// and the clock trips advance on.
+/// Where trip, device and share link commands become durable, in one order per trip (and per
+/// device), and the clock trips advance on: the three roles below, which each backend plays.
 ///
-/// The guarantee both backends keep (PROTOCOL 7): a command is answered, and its effect shown,
-/// only once it is durable; a command that could not be made durable is answered
-/// `unavailable` and changes nothing a client has seen.
 /// - `LocalCommandLog`: one hub alone. A command is judged on arrival and its result
 ///   written to the trip store (SQLite); it is answered after the commit.
 /// - `RedisCommandLog`: a cluster. A command is appended to a Redis stream first; every node
@@ -59,17 +56,16 @@ enum CommandLogHealth: Sendable, Equatable {
 ///   appended it answers once it applies it.
 ///
 /// Everything is called on the hub's service thread.
-protocol CommandLog: AnyObject {
-    /// Loads what the log holds into the hub's trip, device and share link tables (start-up, before the
-    /// port opens).
-    func restore() throws
-    /// Starts and stops the log's own threads (with the service thread).
-    func startThreads()
-    func stopThreads()
+typealias CommandLog = CommandDurability & TripSchedule & CommandLogOperations
 
+/// What clients' commands rely on (PROTOCOL 7): a command is answered, and its effect shown,
+/// only once it is durable; a command that could not be made durable is answered
+/// `unavailable` and changes nothing a client has seen. In a cluster (PROTOCOL 15), a
+/// request about a trip, device or link this hub has not applied yet waits until it has, or
+/// is answered `unavailable`; it is never answered from a state older than the request.
+protocol CommandDurability: AnyObject {
     /// Takes a command. `reply` nil: the hub's own (an arrived trip's end), nobody waits.
     func submit(_ command: TripCommand, reply: Reply?, now: Int64)
-
     /// Takes a device change (PROTOCOL 11); `reply` gets the device as it then is
     /// (`Hub.answerDevice`) once the change is durable, 404 for a `delete` of a device not
     /// registered, `unavailable` when it cannot be made durable. Every hub sharing the log
@@ -92,27 +88,48 @@ protocol CommandLog: AnyObject {
     /// another hub a moment ago) from "does not exist". If the hub cannot get that far soon,
     /// the log answers `reply` `unavailable` instead and `then` never runs.
     func afterApplying(upTo t: Int64, reply: Reply, _ then: @escaping () -> Void)
+    /// A request about `trip` (a subscriber, a courier, any call naming it): runs `then` once
+    /// this hub applies the trip's partition up to the request's arrival (at once on a hub
+    /// alone, and in a cluster when the partition is applied here already). If that cannot
+    /// happen soon, the log answers `reply` `unavailable` instead and `then` never runs.
+    func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void)
+    /// Runs `then` once every write whose command was answered is readable in the trip store
+    /// (a trail read must show every acked fix).
+    func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void)
+    /// A connection closed: answers still owed to it are dropped.
+    func connectionClosed(_ id: ConnectionID)
+    /// True while commands wait for their answer (the drain waits for them).
+    var hasUnansweredCommands: Bool { get }
+}
 
+/// The clock moving trips advance on (PROTOCOL 6.3): one frame per trip per tick, every hub
+/// of a cluster ticking a trip at the same log times, so frames with the same `t` are the
+/// same on every hub.
+protocol TripSchedule: AnyObject {
     /// One sub-tick: the frames due of the trips that move, on this log's clock.
     func advanceTrips(now: Int64)
     /// A fix or a command gave `trip` a new segment: it moves now (joins the tick schedule).
     /// `byFix`: a courier's fix did, so the trip's phase may follow the courier's cadence
     /// (`TickSchedule.follow`).
     func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool)
-    /// Housekeeping (every 500 ms or so): arrived trips to end, expired requests, snapshots.
-    func housekeeping(now: Int64)
-
-    /// Runs `then` once every write whose command was answered is readable in the trip store
-    /// (a trail read must show every acked fix).
-    func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void)
-    /// A connection closed: answers still owed to it are dropped.
-    func connectionClosed(_ id: ConnectionID)
-
-    func health(now: Int64) -> CommandLogHealth
-    /// True while commands wait for their answer (the drain waits for them).
-    var hasUnansweredCommands: Bool { get }
     /// Trips in the tick schedule.
     var movingTripCount: Int { get }
+}
+
+/// Running the log: start and stop, housekeeping, health and metrics, and what the rest
+/// of the hub reads from it (the fleet's markers, where webhook positions are kept). None
+/// of these answers a client's command, so none carries PROTOCOL 7's guarantee.
+protocol CommandLogOperations: AnyObject {
+    /// Loads what the log holds into the hub's trip, device and share link tables (start-up,
+    /// before the port opens).
+    func restore() throws
+    /// Starts and stops the log's own threads (with the service thread).
+    func startThreads()
+    func stopThreads()
+    /// Housekeeping (every 500 ms or so): arrived trips to end, expired requests, snapshots.
+    func housekeeping(now: Int64)
+    /// Readiness for `/healthz` (PROTOCOL 9).
+    func health(now: Int64) -> CommandLogHealth
     /// Whether a trip's recent events are kept in memory (for snapshots of the log).
     var keepsRecentEvents: Bool { get }
     /// Lines for `/metrics` (Prometheus text), empty for none.
@@ -120,12 +137,6 @@ protocol CommandLog: AnyObject {
     /// Where webhook delivery positions are kept (PROTOCOL 12), and which trips' webhooks
     /// this node delivers (nil: all; a cluster: its partitions', PROTOCOL 15).
     func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?)
-
-    /// A request about `trip` (a subscriber, a courier, any call naming it): runs `then` once
-    /// this hub applies the trip's partition up to the request's arrival (at once on a hub
-    /// alone, and in a cluster when the partition is applied here already). If that cannot
-    /// happen soon, the log answers `reply` `unavailable` instead and `then` never runs.
-    func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void)
     /// The fleet's markers (PROTOCOL 8) from this hub's own trips: what the fleet view
     /// shows (a cluster: every partition's latest published positions, PROTOCOL 15).
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember]
