@@ -12,10 +12,14 @@ public final class CurlMulti: @unchecked Sendable {
     /// A request that ended: its token, the HTTP status (0: none) and libcurl's error text
     /// when the transfer failed (timeout, refused connection, ...).
     public struct Done: Sendable {
+        /// The token the request was started with (`post`).
         public var token: Int
+        /// The HTTP status of the answer; 0 when there was none (the transfer failed).
         public var status: Int
+        /// libcurl's text for a failed transfer (timeout, refused connection, ...); nil when answered.
         public var error: String?
 
+        /// A finished request (libcurl's report, or a fake transport's in a test).
         public init(token: Int, status: Int, error: String?) {
             self.token = token
             self.status = status
@@ -25,6 +29,7 @@ public final class CurlMulti: @unchecked Sendable {
 
     /// libcurl could not be set up (its global init, or a multi handle).
     public struct SetupError: Error, CustomStringConvertible {
+        /// What failed, for the one-line start-up error.
         public var description: String
     }
 

@@ -21,6 +21,7 @@ public struct TokenClaims: Sendable, Equatable {
     /// `jti`: the token's own id; a share link's, by which it is revoked (PROTOCOL 13).
     public var jti: String?
 
+    /// Claims to mint (`trackhub token`, a share link); `expiresAt` in Unix seconds.
     public init(subject: String?, expiresAt: Int64, scopes: Set<TokenScope>, trips: Set<String>?, jti: String? = nil) {
         self.subject = subject
         self.expiresAt = expiresAt
@@ -32,8 +33,10 @@ public struct TokenClaims: Sendable, Equatable {
 
 /// Why a token was rejected. `message` names the offending part, for the `unauthorized` error.
 public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why the token was refused, for the `unauthorized` error (never the token itself).
     public var message: String
     init(_ message: String) { self.message = message }
+    /// The refusal's message.
     public var description: String { message }
     /// A signature made with another secret: during a rotation the next secret may match.
     static let badSignature = TokenError("token signature is not valid")
@@ -58,6 +61,7 @@ public enum JWT {
         verify(token, secret: Array(secret.utf8), nowMs: nowMs)
     }
 
+    /// Checks an HS256 token against one secret at `nowMs` (30 s of leeway on `exp`, PROTOCOL 2): its claims, or why it is refused.
     public static func verify(_ token: String, secret: [UInt8], nowMs: Int64) -> Result<TokenClaims, TokenError> {
         let utf8 = token.utf8
         guard !utf8.isEmpty else { return .failure(TokenError("token is empty")) }

@@ -12,6 +12,7 @@ import TrackHubStore
 /// `runOnServiceThread`, which queues a closure and wakes the loop (`lws_cancel_service`).
 /// No lock is taken on the per-frame path. That is why this class is `@unchecked Sendable`.
 public final class Hub: @unchecked Sendable {
+    /// The settings the hub was started with (`trackhub serve`'s flags); never changed after `init`.
     public let config: HubConfig
     /// Which Origins and Host names are answered (PROTOCOL 1).
     let originPolicy: OriginPolicy

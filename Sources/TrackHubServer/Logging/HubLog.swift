@@ -45,9 +45,13 @@ public enum HubLog {
         settings.withLock { _ in writeAll(bytes) }
     }
 
+    /// Logs `message` at `error` (always written, whatever `--log-level`).
     public static func error(_ message: String) { log(.error, message) }
+    /// Logs `message` at `warn`.
     public static func warn(_ message: String) { log(.warn, message) }
+    /// Logs `message` at `info` (the default level).
     public static func info(_ message: String) { log(.info, message) }
+    /// Logs `message` at `debug` (libwebsockets' own lines land here too).
     public static func debug(_ message: String) { log(.debug, message) }
 
     private static func writeAll(_ bytes: [UInt8]) {

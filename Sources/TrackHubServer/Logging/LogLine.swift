@@ -5,6 +5,7 @@ import TrackHubProtocol
 public enum LogLevel: Int, Sendable, Comparable {
     case error = 0, warn, info, debug
 
+    /// The level named as `--log-level` writes it (`error`, `warn`, `info`, `debug`); nil for another name.
     public init?(name: String) {
         switch name {
         case "error": self = .error
@@ -15,6 +16,7 @@ public enum LogLevel: Int, Sendable, Comparable {
         }
     }
 
+    /// The level's name as it appears in a log line and in `--log-level`.
     public var name: String {
         switch self {
         case .error: "error"
@@ -24,6 +26,7 @@ public enum LogLevel: Int, Sendable, Comparable {
         }
     }
 
+    /// More severe first: `error` < `warn` < `info` < `debug`.
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 }
 
@@ -43,11 +46,16 @@ public enum LogValue: Sendable, Equatable {
 /// One event, as the logger writes it: PROTOCOL 14's `time`, `level` and `msg`, then the
 /// event's own fields in order. Pure: the tests encode lines without a clock or a stream.
 public struct LogLine: Sendable {
+    /// When it happened, in ms since the epoch (written as ISO 8601 UTC).
     public var timeMillis: Int64
+    /// How severe it is.
     public var level: LogLevel
+    /// What happened, in a few words (`http request`, `websocket closed`).
     public var message: String
+    /// The event's own facts, in the order they are written.
     public var fields: [(key: String, value: LogValue)]
 
+    /// One event to encode.
     public init(timeMillis: Int64, level: LogLevel, message: String, fields: [(key: String, value: LogValue)] = []) {
         self.timeMillis = timeMillis
         self.level = level

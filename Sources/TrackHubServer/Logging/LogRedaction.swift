@@ -16,10 +16,13 @@ import Foundation
 /// Over-redaction (a dotted name that looks like a token) costs a log reader a word;
 /// under-redaction leaks a credential, so the rules lean that way.
 public enum LogRedaction {
+    /// What a removed token or secret is replaced with.
     public static let marker = "[redacted]"
 
+    /// `text` with every token-shaped value replaced (no literal secrets known).
     public static func redact(_ text: String) -> String { redact(text, secrets: []) }
 
+    /// `text` with every token-shaped value and every literal secret in `secrets` replaced.
     public static func redact(_ text: String, secrets: [String]) -> String {
         var text = text
         for secret in secrets where !secret.isEmpty && text.contains(secret) {

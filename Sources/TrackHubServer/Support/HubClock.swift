@@ -9,6 +9,7 @@ public struct HubClock: Sendable {
     /// Microseconds on a monotonic clock, for durations and deadlines.
     public let monotonicMicros: @Sendable () -> Int64
 
+    /// A clock from its two readings: wall time in ms since the epoch, monotonic time in µs.
     public init(wallMillis: @escaping @Sendable () -> Int64, monotonicMicros: @escaping @Sendable () -> Int64) {
         self.wallMillis = wallMillis
         self.monotonicMicros = monotonicMicros

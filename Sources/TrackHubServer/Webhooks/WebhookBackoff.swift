@@ -9,6 +9,7 @@ public struct WebhookBackoff: Sendable, Equatable {
     /// How long an event is retried before it is dropped for that URL.
     public var giveUpAfterMs: Int64
 
+    /// Retry after `baseMs`, doubling up to `maxMs`, giving up `giveUpAfterMs` after the event was queued (PROTOCOL 12: 1 s, 5 min, 24 h).
     public init(baseMs: Int64 = 1000, maxMs: Int64 = 5 * 60 * 1000, giveUpAfterMs: Int64 = 24 * 3600 * 1000) {
         self.baseMs = max(1, baseMs)
         self.maxMs = max(self.baseMs, maxMs)

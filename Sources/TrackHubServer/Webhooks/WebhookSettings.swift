@@ -19,7 +19,9 @@ public struct WebhookSettings: Sendable, Equatable {
         "trip_created", "waypoint_reached", "waypoint_resumed", "arrived", "off_route", "back_on_route", "rerouted", "ended",
     ]
 
+    /// No webhooks: add URLs and a secret to enable them.
     public init() {}
 
+    /// True when at least one `--webhook` URL is set.
     public var isEnabled: Bool { !urls.isEmpty }
 }
