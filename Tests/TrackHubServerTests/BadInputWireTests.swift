@@ -116,7 +116,7 @@ import TrackHubTesting
         defer { hub.stop() }
         let socket = try RawWebSocket(port: hub.port)
         try socket.sendText(#"{"op":"ping","id":1}"#)
-        let pong = try #require(try JSONSerialization.jsonObject(with: Data(socket.nextText().utf8)) as? [String: Any])
+        let pong = try socket.nextMessage()
         #expect(pong.type == "pong")
         try socket.sendFrame(opcode: 0x2, Array(#"{"op":"ping","id":2}"#.utf8))
         #expect(try socket.readUntilClosed() == 1003)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrackHubProtocol
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -115,8 +116,8 @@ import TrackHubTesting
             #expect(rawA == rawB)
             #expect(rawA == rawC)
             compared += 1
-            let frame = try JSONSerialization.jsonObject(with: Data(rawA)) as! [String: Any]
-            if abs(frame.double("lat")! - Lisbon.lat(alongM: 400)) < 1e-6 { break }
+            let lat = try #require(ServerMessage(rawA).double("lat"))
+            if abs(lat - Lisbon.lat(alongM: 400)) < 1e-6 { break }
         }
         #expect(compared > 2)
     }
