@@ -3,7 +3,8 @@ import PackageDescription
 
 // Layers, from the bottom up:
 //   TrackHubCore      pure Swift, no I/O, no C: geodesy, routes, animation, trips, fleet clustering
-//   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding
+//   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding,
+//                     and `ServerMessage`, the one reader of the hub's messages (simulator, load, tests)
 //   TrackHubStore     where fixes, trips and events are kept (in memory; SQLite)
 //   TrackHubRedis     a blocking Redis connection (hiredis), for cluster mode's shared log
 //   TrackHubRouting   the routes the hub finds (PROTOCOL 16): the `Router` interface, its Routino
@@ -85,7 +86,7 @@ let package = Package(
         .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
         .target(
             name: "TrackHubTesting",
-            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
         ),
         .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubRouting", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(

@@ -155,7 +155,7 @@ struct JSONScanner {
     // MARK: strings
 
     /// Parses a string starting at its opening quote.
-    private mutating func parseString() throws(ProtocolError) -> String {
+    mutating func parseString() throws(ProtocolError) -> String {
         position += 1
         let start = position
         // Fast path: no escapes.

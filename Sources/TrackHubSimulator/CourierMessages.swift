@@ -82,27 +82,3 @@ enum CourierMessages {
 
     private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 }
-
-/// A message from the hub, reduced to what a courier acts on.
-enum HubMessage: Equatable {
-    case ack(re: Int?, trip: String?, applied: Bool, reason: String?)
-    case event(trip: String, name: String, index: Int?)
-    case error(re: Int?, code: String, message: String)
-    case other
-
-    static func decode(_ bytes: [UInt8]) -> HubMessage? {
-        guard let value = try? JSONParser().parse(bytes), let type = value["type"]?.stringValue else { return nil }
-        let re = value["re"]?.numberValue?.int64Value.map { Int($0) }
-        switch type {
-        case "ack":
-            return .ack(re: re, trip: value["trip"]?.stringValue, applied: value["applied"]?.boolValue ?? false, reason: value["reason"]?.stringValue)
-        case "event":
-            guard let trip = value["trip"]?.stringValue, let name = value["name"]?.stringValue else { return .other }
-            return .event(trip: trip, name: name, index: value["index"]?.numberValue?.int64Value.map { Int($0) })
-        case "error":
-            return .error(re: re, code: value["code"]?.stringValue ?? "?", message: value["message"]?.stringValue ?? "")
-        default:
-            return .other
-        }
-    }
-}

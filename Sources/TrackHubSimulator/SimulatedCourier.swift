@@ -148,19 +148,26 @@ public struct SimulatedCourier: Sendable {
             phase = .failed
             return []
         case .message(_, let bytes):
-            guard let message = HubMessage.decode(bytes) else { return [] }
-            return handle(message, now: now, stats: &stats)
+            return handle(ServerMessage(bytes), now: now, stats: &stats)
         case .httpResponse(_, let id, let status, let body):
             return handleHTTP(id: id, status: status, body: body, now: now, stats: &stats)
         }
     }
 
-    private mutating func handle(_ message: HubMessage, now: Int64, stats: inout SimulationStats) -> [CourierAction] {
-        switch message {
-        case .ack(let re, _, let applied, let reason):
+    /// What a courier acts on: acks and errors answering its own messages (by `re`), and its
+    /// trip's events; everything else (frames, snapshots, segments) it ignores.
+    private mutating func handle(_ message: ServerMessage, now: Int64, stats: inout SimulationStats) -> [CourierAction] {
+        // The courier's ids are small integers: an `re` that is not one answers someone else.
+        let re = message.int("re").flatMap { Int(exactly: $0) }
+        switch message.type {
+        case .ack:
             guard let re, let kind = pending.removeValue(forKey: re) else { return [] }
             if kind == .fix {
-                if applied { stats.fixesApplied += 1 } else { stats.refusals[reason ?? "unknown", default: 0] += 1 }
+                if message.bool("applied") == true {
+                    stats.fixesApplied += 1
+                } else {
+                    stats.refusals[message.string("reason") ?? "unknown", default: 0] += 1
+                }
             } else if kind == .proceed, case .proceeding(let index, let id) = phase, id == re {
                 if var t = trip {
                     if let i = t.waypoints.firstIndex(where: { $0.index == index }) { t.waypoints[i].visited = true }
@@ -172,7 +179,9 @@ public struct SimulatedCourier: Sendable {
                 phase = .driving
             }
             return []
-        case .event(let tripID, let name, let index):
+        case .event:
+            guard let tripID = message.string("trip"), let name = message.string("name") else { return [] }
+            let index = message.int("index").flatMap { Int(exactly: $0) }
             stats.events[name, default: 0] += 1
             guard tripID == trip?.id else { return [] }
             switch (name, phase) {
@@ -186,12 +195,12 @@ public struct SimulatedCourier: Sendable {
             default: break
             }
             return []
-        case .error(let re, let code, let text):
+        case .error:
             let kind = re.flatMap { pending.removeValue(forKey: $0) }
-            stats.recordError("rider \(rider + 1): \(code): \(text)")
+            stats.recordError("rider \(rider + 1): \(message.string("code") ?? "?"): \(message.string("message") ?? "")")
             if kind == .proceed { return endTrip(now: now) }
             return []
-        case .other:
+        default:
             return []
         }
     }

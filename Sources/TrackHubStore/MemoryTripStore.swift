@@ -16,8 +16,11 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         var fixes: [StoredFix] = []
         /// Each fix's number (`TrailCursor.n`), in step with `fixes`.
         var fixNumbers: [Int64] = []
-        var firstEventN = 1
+        /// The events kept, ordered by their `n` (as the SQLite store keys them: a trip restored
+        /// from a cluster snapshot keeps only its last ones, so the first need not be `n` 1).
         var events: [[UInt8]] = []
+        /// Each event's `n`, in step with `events`.
+        var eventNumbers: [Int] = []
     }
 
     private struct State {
@@ -143,13 +146,26 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
                 data.fixNumbers.removeFirst(data.fixNumbers.count - maxFixesPerTrip)
             }
             state.trips[tripID] = data
-        case .event(let tripID, _, let encoded):
+        case .event(let tripID, let n, let encoded):
             var data = state.trips[tripID, default: TripData()]
-            data.events.append(encoded)
+            // Events mostly come in order: append; an `n` kept already is replaced (as SQLite's
+            // `INSERT OR REPLACE`), an earlier one is put in its place.
+            if let last = data.eventNumbers.last, n <= last {
+                let index = Self.firstEvent(after: n - 1, in: data.eventNumbers)
+                if data.eventNumbers[index] == n {
+                    data.events[index] = encoded
+                } else {
+                    data.events.insert(encoded, at: index)
+                    data.eventNumbers.insert(n, at: index)
+                }
+            } else {
+                data.events.append(encoded)
+                data.eventNumbers.append(n)
+            }
             if data.events.count > maxEventsPerTrip {
                 let excess = data.events.count - maxEventsPerTrip
                 data.events.removeFirst(excess)
-                data.firstEventN += excess
+                data.eventNumbers.removeFirst(excess)
             }
             state.trips[tripID] = data
         }
@@ -179,16 +195,27 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         }
     }
 
-    /// The trip's events from `after + 1`, at most `limit`; those forgotten past
+    /// The trip's events with `n > after`, in order, at most `limit`; those forgotten past
     /// `maxEventsPerTrip` are skipped.
     public func events(tripID: String, after: Int, limit: Int) throws(StoreError) -> [[UInt8]] {
         try checkReadable()
         return state.withLock { state in
-            guard let data = state.trips[tripID] else { return [] }
-            let start = max(0, after + 1 - data.firstEventN)
+            guard let data = state.trips[tripID], limit > 0 else { return [] }
+            let start = Self.firstEvent(after: after, in: data.eventNumbers)
             guard start < data.events.count else { return [] }
             return Array(data.events[start..<min(data.events.count, start + limit)])
         }
+    }
+
+    /// The index of the first of these ascending event numbers above `after` (the count: none).
+    private static func firstEvent(after: Int, in numbers: [Int]) -> Int {
+        var low = 0
+        var high = numbers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if numbers[middle] <= after { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// A page of the trail (see `TripStore.trailPage`), found by binary search over the trip's

@@ -21,7 +21,12 @@ public struct WebhookStoredState: Sendable, Equatable {
         case .position(let url, let trip, let delivered):
             positions[url, default: [:]][trip] = max(positions[url]?[trip] ?? 0, delivered)
         case .forgetTrip(let trip):
-            for url in positions.keys { positions[url]?[trip] = nil }
+            // A URL left with no trip has no rows in the SQLite store either: drop it, so both
+            // stores load the same state.
+            for url in positions.keys {
+                positions[url]?[trip] = nil
+                if positions[url]?.isEmpty == true { positions[url] = nil }
+            }
         }
     }
 }

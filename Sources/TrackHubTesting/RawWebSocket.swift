@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubProtocol
 
 /// A hand-rolled WebSocket client on a blocking socket, for what the libwebsockets test
 /// client cannot do: stop reading altogether (a slow consumer), or send a binary frame.
@@ -87,6 +88,14 @@ public final class RawWebSocket {
             if chunk.isEmpty { return nil }
             pending += chunk
         }
+    }
+
+    /// Reads the next text message and decodes it as a server message (`ServerMessage`);
+    /// throws on close, timeout, or a message that is not a JSON object.
+    public func nextMessage() throws -> [String: Any] {
+        let text = try nextText()
+        guard let object = ServerMessage(text).foundationObject() else { throw Failure(description: "not a JSON object: \(text)") }
+        return object
     }
 
     /// Reads the next text message (skipping control frames). Throws on close or timeout.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TrackHubLWS
+import TrackHubProtocol
 
 /// WebSocket test clients on one libwebsockets client context (poll loop). Each
 /// connection's messages are kept in order; tests wait for them with deadlines.
@@ -93,14 +94,21 @@ public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         state.withLock { $0.closed[id] }
     }
 
-    func take(_ id: ConnectionID, timeout: Double, what: String, matching: ([String: Any]) -> Bool) throws -> (json: [String: Any], raw: [UInt8]) {
+    /// Takes the first queued message that `accepting` (reading it in place: `type`, `re`)
+    /// and then `matching` (on the decoded object) let through; waits for one.
+    func take(
+        _ id: ConnectionID, timeout: Double, what: String, accepting: (ServerMessage) -> Bool = { _ in true },
+        matching: ([String: Any]) -> Bool
+    ) throws -> (json: [String: Any], raw: [UInt8]) {
         try waitFor(timeout: timeout, what: what) { state -> (json: [String: Any], raw: [UInt8])? in
             guard var messages = state.inbox[id] else {
                 if let closed = state.closed[id] { throw Failure(description: "closed (\(closed.code.map(String.init) ?? "-")) while waiting for \(what)") }
                 return nil
             }
             for (index, raw) in messages.enumerated() {
-                guard let json = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] else { continue }
+                let message = ServerMessage(raw)
+                // Only messages that pass the cheap check are decoded whole.
+                guard accepting(message), let json = message.foundationObject() else { continue }
                 if matching(json) {
                     messages.remove(at: index)
                     state.inbox[id] = messages
@@ -147,14 +155,14 @@ public struct TestConnection {
     /// The next message of a type (and, optionally, with `re`).
     @discardableResult
     public func next(type: String, re: Int? = nil, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
-        try next("\(type)\(re.map { " re \($0)" } ?? "")", timeout: timeout) { json in
-            json["type"] as? String == type && (re == nil || (json["re"] as? Int) == re) && extra(json)
-        }
+        try clients.take(id, timeout: timeout, what: "\(type)\(re.map { " re \($0)" } ?? "")", accepting: { message in
+            message.string("type") == type && (re == nil || message.int("re") == re.map(Int64.init))
+        }, matching: extra).json
     }
 
     /// The raw bytes of the next message of a type.
     public func nextRaw(type: String, timeout: Double = 10, where extra: @escaping ([String: Any]) -> Bool = { _ in true }) throws -> [UInt8] {
-        try clients.take(id, timeout: timeout, what: type) { json in json["type"] as? String == type && extra(json) }.raw
+        try clients.take(id, timeout: timeout, what: type, accepting: { $0.string("type") == type }, matching: extra).raw
     }
 
     /// Sends a message with an id and waits for the reply that carries it.
@@ -163,12 +171,14 @@ public struct TestConnection {
         var message = object
         message["id"] = requestID
         try send(message)
-        return try next("reply to \(object["op"] ?? "?") id \(requestID)", timeout: timeout) { ($0["re"] as? Int) == requestID }
+        return try clients.take(id, timeout: timeout, what: "reply to \(object["op"] ?? "?") id \(requestID)", accepting: {
+            $0.int("re") == Int64(requestID)
+        }, matching: { _ in true }).json
     }
 
     /// Everything received and not yet taken, decoded.
     public func drain() -> [[String: Any]] {
-        clients.takeAll(id).compactMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] }
+        clients.takeAll(id).compactMap { ServerMessage($0).foundationObject() }
     }
 
     /// Waits until the hub closed this connection; returns the close code (nil: no close frame).

@@ -1,7 +1,9 @@
 import TrackHubLWS
+import TrackHubProtocol
 
-/// Reading what arrives, cheaply: the kind from the first bytes, then only the fields
-/// measured (see MessageScanner). Latency is defined in docs/load-testing.md.
+/// Reading what arrives, cheaply: TrackHubProtocol's `ServerMessage` reads the type, then only
+/// the fields measured, in place (no tree, no allocation). Latency is defined in
+/// docs/load-testing.md.
 extension LoadRun {
     func received(_ id: ConnectionID, _ message: [UInt8]) {
         let now = wallMicros()
@@ -11,30 +13,29 @@ extension LoadRun {
         counters.bytes += message.count
         let inWindow = now >= measureStart && now < measureEnd
         if inWindow { counters.windowBytes += message.count }
-        message.withUnsafeBytes { bytes in
-            let scan = MessageScanner(bytes: bytes)
-            switch owners[raw] {
-            case .courier(let t): courierReceived(Int(t), scan, now: now, inWindow: inWindow)
-            case .viewer(let v): viewerReceived(Int(v), scan, now: now, inWindow: inWindow)
-            case .fleet(let f): fleetReceived(Int(f), scan, now: now, inWindow: inWindow)
-            case .idle, .none: break
-            }
+        let scan = ServerMessage(message)
+        switch owners[raw] {
+        case .courier(let t): courierReceived(Int(t), scan, now: now, inWindow: inWindow)
+        case .viewer(let v): viewerReceived(Int(v), scan, now: now, inWindow: inWindow)
+        case .fleet(let f): fleetReceived(Int(f), scan, now: now, inWindow: inWindow)
+        case .idle, .none: break
         }
     }
 
-    private func countError(_ scan: MessageScanner) {
-        counters.errorReplies[scan.string(after: Keys.code) ?? "unknown", default: 0] += 1
+    private func countError(_ scan: ServerMessage) {
+        counters.errorReplies[scan.string("code") ?? "unknown", default: 0] += 1
     }
 
-    private func courierReceived(_ t: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
+    private func courierReceived(_ t: Int, _ scan: ServerMessage, now: Int64, inWindow: Bool) {
         if options.target == .nchan {
             counters.publishReplies += 1
             if inWindow { counters.windowAcks += 1 }
             return
         }
-        switch scan.kind {
+        switch scan.type {
         case .ack:
-            guard let seq = scan.int(after: Keys.seq)?.value else { return }
+            let (seqValue, applied) = scan.members("seq", "applied")
+            guard let seq = seqValue?.int else { return }
             counters.acks += 1
             if inWindow { counters.windowAcks += 1 }
             trips[t].unacked -= 1
@@ -42,7 +43,7 @@ extension LoadRun {
             guard trips[t].sentSeq[slot] == seq else { return }
             let sentAt = trips[t].sentAt[slot]
             if sentAt >= measureStart && sentAt < measureEnd { counters.ackLatency.record(now - sentAt) }
-            if scan.contains(Keys.appliedTrue) {
+            if applied?.bool == true {
                 counters.acksApplied += 1
                 trips[t].applied += 1
                 trips[t].awaitingFrame.append(sentAt)
@@ -54,25 +55,27 @@ extension LoadRun {
                 counters.acksNotApplied += 1
             }
         case .frame:
-            guard let seq = scan.int(after: Keys.seq) else { return }
+            // One walk for both: the frame's `t` follows its `seq`.
+            let (seqValue, stamp) = scan.members("seq", "t")
+            guard let seq = seqValue?.int else { return }
             counters.frames += 1
             if inWindow { counters.windowFrames += 1 }
-            if let ft = scan.int(after: Keys.t, from: seq.end)?.value, inWindow { counters.delivery.record(now - ft * 1000) }
+            if inWindow, let ft = stamp?.int { counters.delivery.record(now - ft * 1000) }
             // The first frame after an ack on the courier's own connection is the first
             // one computed after that fix was committed (the hub queues the ack, then the
             // next tick's frame, on this connection in that order).
             if !trips[t].awaitingFrame.isEmpty {
-                for sentAt in trips[t].awaitingFrame { trips[t].frameMarks.append(threshold: seq.value, sentAt: sentAt) }
+                for sentAt in trips[t].awaitingFrame { trips[t].frameMarks.append(threshold: seq, sentAt: sentAt) }
                 trips[t].awaitingFrame.removeAll(keepingCapacity: true)
                 resolveViewers(ofTrip: t, segments: false)
             }
         case .event:
             counters.events += 1
-            if scan.contains(Keys.nameEnded) { trips[t].endedSeen = true }
+            if scan.string("name", is: "ended") { trips[t].endedSeen = true }
         case .error:
             countError(scan)
             // An error answering a fix (its id is the fix's seq, ≥ 1) ends its wait for an ack.
-            if let re = scan.int(after: Keys.re)?.value, re >= 1 { trips[t].unacked -= 1 }
+            if let re = scan.int("re"), re >= 1 { trips[t].unacked -= 1 }
         case .snapshot:
             counters.snapshots += 1
         default:
@@ -80,11 +83,14 @@ extension LoadRun {
         }
     }
 
-    private func viewerReceived(_ v: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
-        let kind = scan.kind
+    private func viewerReceived(_ v: Int, _ scan: ServerMessage, now: Int64, inWindow: Bool) {
+        let kind = scan.type
         switch kind {
         case .frame, .segment:
-            guard let seq = scan.int(after: Keys.seq) else { return }
+            // One walk for both: a frame's `t` (a segment's `t0`) follows its `seq`.
+            let (seqValue, stampValue) = kind == .frame ? scan.members("seq", "t") : scan.members("seq", "t0")
+            guard let seq = seqValue?.int else { return }
+            let stamp = stampValue?.int
             if kind == .frame {
                 counters.frames += 1
                 counters.viewerFrames += 1
@@ -96,25 +102,25 @@ extension LoadRun {
                 counters.segments += 1
                 if inWindow { counters.windowSegments += 1 }
             }
-            let stamp = scan.int(after: kind == .frame ? Keys.t : Keys.t0, from: seq.end)
             if options.target == .nchan {
-                // Nchan: the message carries its publish time in microseconds.
-                if let sentAt = scan.int(after: Keys.tu, from: stamp?.end ?? seq.end)?.value, sentAt >= measureStart, sentAt < measureEnd {
+                // Nchan: the message (trackhub-load's own, LoadRun+Schedule) carries its publish
+                // time in microseconds, `tu`.
+                if let sentAt = scan.int("tu"), sentAt >= measureStart, sentAt < measureEnd {
                     counters.fixToFrame.record(now - sentAt)
                     secondLatency.record(now - sentAt)
                 }
-                if let ft = stamp?.value, inWindow { counters.delivery.record(now - ft * 1000) }
+                if inWindow, let ft = stamp { counters.delivery.record(now - ft * 1000) }
                 return
             }
-            if kind == .frame, let ft = stamp?.value, inWindow { counters.delivery.record(now - ft * 1000) }
-            viewers[v].recent.push(seq: seq.value, at: now)
-            if viewers[v].firstSeq < 0 { viewers[v].firstSeq = seq.value }
+            if kind == .frame, inWindow, let ft = stamp { counters.delivery.record(now - ft * 1000) }
+            viewers[v].recent.push(seq: seq, at: now)
+            if viewers[v].firstSeq < 0 { viewers[v].firstSeq = seq }
             resolve(viewer: v)
         case .snapshot:
             counters.snapshots += 1
         case .event:
             counters.events += 1
-            if scan.contains(Keys.nameEnded) { viewers[v].endedSeen = true }
+            if scan.string("name", is: "ended") { viewers[v].endedSeen = true }
         case .error:
             countError(scan)
         default:
@@ -122,14 +128,15 @@ extension LoadRun {
         }
     }
 
-    private func fleetReceived(_ f: Int, _ scan: MessageScanner, now: Int64, inWindow: Bool) {
-        switch scan.kind {
+    private func fleetReceived(_ f: Int, _ scan: ServerMessage, now: Int64, inWindow: Bool) {
+        switch scan.type {
         case .clusters:
             counters.clusters += 1
             if inWindow { counters.windowClusters += 1 }
-            if let re = scan.int(after: Keys.re) {
-                if re.value == fleetViewers[f].requestID, inWindow { counters.viewportReply.record(now - fleetViewers[f].requestAt) }
-            } else if let t = scan.int(after: Keys.t)?.value, inWindow {
+            // The first answer to a viewport carries its `re`; a fleet tick's update does not.
+            if let re = scan.int("re") {
+                if re == fleetViewers[f].requestID, inWindow { counters.viewportReply.record(now - fleetViewers[f].requestAt) }
+            } else if inWindow, let t = scan.int("t") {
                 counters.clustersDelay.record(now - t * 1000)
             }
         case .error:

@@ -19,7 +19,7 @@ import Testing
     func idsAreStableAcrossRebuildsInAnyInputOrder(seed: UInt64) {
         for shape in FleetShape.allCases {
             let members = makeFleet(seed: seed, size: 1_500, shape: shape)
-            var rng = FleetTestRNG(seed: seed)
+            var rng = SplitMix64(seed: seed)
             let a = FleetIndex.build(members: members)
             let b = FleetIndex.build(members: members.shuffled(using: &rng))
             let c = FleetIndex.build(members: members.reversed())
@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: [UInt64(7), 8])
     func idChangesExactlyWhenMembershipChanges(seed: UInt64) {
         let members = makeFleet(seed: seed, size: 800, shape: .cities)
-        var rng = FleetTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var changed = members
         changed.remove(at: Int(rng.next() % UInt64(changed.count)))
         changed.append(FleetMember(

@@ -22,27 +22,27 @@ import Testing
 
     /// One tick of a fleet: a share of riders moves a little, a few are added, removed or
     /// lose their position, and now and then the list comes in a new order.
-    func nextTick(_ members: inout [FleetMember], _ rng: inout FleetTestRNG, tick: Int, nextID: inout Int) {
-        for k in members.indices where rng.uniform(0...1) < 0.2 {
+    func nextTick(_ members: inout [FleetMember], _ rng: inout SplitMix64, tick: Int, nextID: inout Int) {
+        for k in members.indices where Double.random(in: 0...1, using: &rng) < 0.2 {
             let p = members[k].position
             members[k].position = GeoPoint(
-                lat: min(max(p.lat + rng.uniform(-1...1) * 0.0005, -85), 85),
-                lon: min(max(p.lon + rng.uniform(-1...1) * 0.0005, -180), 180))
+                lat: min(max(p.lat + Double.random(in: -1...1, using: &rng) * 0.0005, -85), 85),
+                lon: min(max(p.lon + Double.random(in: -1...1, using: &rng) * 0.0005, -180), 180))
         }
-        for _ in 0..<Int(rng.uniform(0...3)) where !members.isEmpty {  // removed
-            members.remove(at: Int(rng.uniform(0...Double(members.count - 1))))
+        for _ in 0..<Int(Double.random(in: 0...3, using: &rng)) where !members.isEmpty {  // removed
+            members.remove(at: Int(Double.random(in: 0...Double(members.count - 1), using: &rng)))
         }
-        for _ in 0..<Int(rng.uniform(0...12)) {  // added, sometimes a burst in one place
-            let at = Int(rng.uniform(0...Double(members.count)))
+        for _ in 0..<Int(Double.random(in: 0...12, using: &rng)) {  // added, sometimes a burst in one place
+            let at = Int(Double.random(in: 0...Double(members.count), using: &rng))
             let near = members.isEmpty ? GeoPoint(lat: 60.17, lon: 24.94) : members[min(at, members.count - 1)].position
             members.insert(
                 FleetMember(id: "new-\(nextID)", position: near, status: "moving", bearing: 0), at: at)
             nextID += 1
         }
         if !members.isEmpty {  // one loses its position, and one gets it back
-            let k = Int(rng.uniform(0...Double(members.count - 1)))
+            let k = Int(Double.random(in: 0...Double(members.count - 1), using: &rng))
             members[k].position = GeoPoint(lat: .nan, lon: members[k].position.lon)
-            let l = Int(rng.uniform(0...Double(members.count - 1)))
+            let l = Int(Double.random(in: 0...Double(members.count - 1), using: &rng))
             if !members[l].position.isValid { members[l].position = GeoPoint(lat: 60.2, lon: 24.9) }
         }
         if tick % 5 == 4 { members.shuffle(using: &rng) }
@@ -52,7 +52,7 @@ import Testing
     func everyBuildIsTheIndexABuildFromNothingMakes(seed: UInt64) {
         for shape in FleetShape.allCases {
             var members = makeFleet(seed: seed &* 17, size: 3_000, shape: shape)
-            var rng = FleetTestRNG(seed: seed)
+            var rng = SplitMix64(seed: seed)
             let builder = FleetIndexBuilder()
             var nextID = 0
             for tick in 0..<8 {

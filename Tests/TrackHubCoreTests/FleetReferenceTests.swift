@@ -32,13 +32,13 @@ struct FleetReferenceTests {
 
     /// Riders within a few kilometres of two points, so clusters form at every zoom.
     private func denseFleet(seed: UInt64, size: Int) -> [FleetMember] {
-        var rng = FleetTestRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         return (0..<size).map { i in
             let (lat, lon) = i % 3 == 0 ? (60.17, 24.94) : (60.20, 25.00)
             let spread = i % 5 == 0 ? 0.0005 : 0.03
             return FleetMember(
                 id: "d\(seed)-\(i)",
-                position: GeoPoint(lat: lat + rng.gaussian() * spread, lon: lon + rng.gaussian() * spread * 2),
+                position: GeoPoint(lat: lat + rng.standardNormal() * spread, lon: lon + rng.standardNormal() * spread * 2),
                 status: "moving", bearing: 0)
         }
     }

@@ -5,27 +5,13 @@ import Testing
 
 // Fixtures and invariant checks shared by the Fleet*Tests files.
 
-/// A seeded, deterministic generator (SplitMix64).
-struct FleetTestRNG: RandomNumberGenerator {
-    var state: UInt64
+// The fleet fixtures draw from the core's SplitMix64 through the standard library's
+// `Double.random(in:using:)` (not `SplitMix64.uniform`): that is how they always drew, so every
+// seed still makes the same fleets and viewports.
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-
-    /// A uniform double in `range`.
-    mutating func uniform(_ range: ClosedRange<Double>) -> Double {
-        Double.random(in: range, using: &self)
-    }
-
-    /// A standard normal deviate (Box–Muller).
-    mutating func gaussian() -> Double {
+extension SplitMix64 {
+    /// A standard normal deviate (Box–Muller) drawn as the fleet fixtures always drew it.
+    mutating func standardNormal() -> Double {
         let u = max(Double.random(in: 0..<1, using: &self), 1e-300)
         let v = Double.random(in: 0..<1, using: &self)
         return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
@@ -47,7 +33,7 @@ enum FleetShape: CaseIterable {
 
 /// A seeded synthetic fleet of `size` riders.
 func makeFleet(seed: UInt64, size: Int, shape: FleetShape) -> [FleetMember] {
-    var rng = FleetTestRNG(seed: seed)
+    var rng = SplitMix64(seed: seed)
     let statuses = ["moving", "holding", "off_route", "pending"]
     let centres: [(lat: Double, lon: Double)]
     switch shape {
@@ -61,8 +47,8 @@ func makeFleet(seed: UInt64, size: Int, shape: FleetShape) -> [FleetMember] {
         var lat: Double
         var lon: Double
         if centres.isEmpty {
-            lat = rng.uniform(-84...84)
-            lon = rng.uniform(-180...180)
+            lat = Double.random(in: -84...84, using: &rng)
+            lon = Double.random(in: -180...180, using: &rng)
         } else if i > 0 && i % 17 == 0 {
             // Same spot as an earlier rider.
             let other = members[Int(rng.next() % UInt64(members.count))]
@@ -71,8 +57,8 @@ func makeFleet(seed: UInt64, size: Int, shape: FleetShape) -> [FleetMember] {
         } else {
             let c = centres[Int(rng.next() % UInt64(centres.count))]
             let spread = [0.002, 0.02, 0.3, 2.0][Int(rng.next() % 4)]
-            lat = min(max(c.lat + rng.gaussian() * spread, -89), 89)
-            lon = c.lon + rng.gaussian() * spread
+            lat = min(max(c.lat + rng.standardNormal() * spread, -89), 89)
+            lon = c.lon + rng.standardNormal() * spread
             if lon > 180 { lon -= 360 }
             if lon < -180 { lon += 360 }
         }
@@ -85,11 +71,11 @@ func makeFleet(seed: UInt64, size: Int, shape: FleetShape) -> [FleetMember] {
 
 /// A random viewport `[west, south, east, north]`, latitudes clamped as callers do;
 /// about a third cross the antimeridian.
-func randomBBox(_ rng: inout FleetTestRNG, near members: [FleetMember]) -> [Double] {
+func randomBBox(_ rng: inout SplitMix64, near members: [FleetMember]) -> [Double] {
     let width = [0.01, 0.2, 3, 40, 200][Int(rng.next() % 5)]
     let height = min(width, 150)
-    var centreLon = rng.uniform(-180...180)
-    var centreLat = rng.uniform(-80...80)
+    var centreLon = Double.random(in: -180...180, using: &rng)
+    var centreLat = Double.random(in: -80...80, using: &rng)
     if !members.isEmpty && rng.next() % 2 == 0 {
         let m = members[Int(rng.next() % UInt64(members.count))]
         centreLon = m.position.lon
@@ -189,7 +175,7 @@ func checkViewport(
 func checkFleet(_ members: [FleetMember], seed: UInt64, boxesPerZoom: Int, sourceLocation: SourceLocation = #_sourceLocation) {
     let index = FleetIndex.build(members: members)
     #expect(index.total == members.filter { $0.position.isValid }.count, sourceLocation: sourceLocation)
-    var rng = FleetTestRNG(seed: seed ^ 0x5eed)
+    var rng = SplitMix64(seed: seed ^ 0x5eed)
     for zoom in 0...17 {
         let world = checkViewport(index, members, fleetWorld, zoom: zoom, sourceLocation: sourceLocation)
         #expect(world.reduce(0) { $0 + $1.item.count } == index.total, "zoom \(zoom)", sourceLocation: sourceLocation)

@@ -1,4 +1,5 @@
 import Testing
+import TrackHubCore
 @testable import TrackHubProtocol
 
 @Suite struct JSONWriterTests {
@@ -139,7 +140,7 @@ import Testing
 
     // MARK: random round trips
 
-    private static func randomString(_ rng: inout SeededRNG) -> String {
+    private static func randomString(_ rng: inout SplitMix64) -> String {
         var scalars = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...12, using: &rng) {
             let pick = Int.random(in: 0..<10, using: &rng)
@@ -157,7 +158,7 @@ import Testing
         return String(scalars)
     }
 
-    private static func randomNumber(_ rng: inout SeededRNG) -> JSONNumber {
+    private static func randomNumber(_ rng: inout SplitMix64) -> JSONNumber {
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: return JSONNumber(Int64.random(in: -9_007_199_254_740_991...9_007_199_254_740_991, using: &rng))
         case 1: return JSONNumber(Double.random(in: -180...180, using: &rng))
@@ -170,7 +171,7 @@ import Testing
         }
     }
 
-    private static func randomValue(_ rng: inout SeededRNG, depth: Int) -> JSONValue {
+    private static func randomValue(_ rng: inout SplitMix64, depth: Int) -> JSONValue {
         let kinds = depth >= 4 ? 4 : 6
         switch Int.random(in: 0..<kinds, using: &rng) {
         case 0: return .null
@@ -189,7 +190,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 42, 2024] as [UInt64])
     func randomValuesRoundTripThroughTheParser(_ seed: UInt64) throws {
-        var rng = SeededRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         for _ in 0..<200 {
             let value = Self.randomValue(&rng, depth: 0)
             var writer = JSONWriter(headroom: 8)
@@ -201,7 +202,7 @@ import Testing
 
     @Test(arguments: [7, 8] as [UInt64])
     func randomDoublesRoundTripExactly(_ seed: UInt64) throws {
-        var rng = SeededRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         for _ in 0..<2000 {
             let value = Double(bitPattern: rng.next())
             guard value.isFinite else { continue }
@@ -212,7 +213,7 @@ import Testing
 
     @Test(arguments: [11] as [UInt64])
     func randomCoordinatesRoundTripWithinHalfAUnitOfTheSeventhDecimal(_ seed: UInt64) throws {
-        var rng = SeededRNG(seed: seed)
+        var rng = SplitMix64(seed: seed)
         for _ in 0..<2000 {
             let value = Double.random(in: -180...180, using: &rng)
             let json = written { $0.coordinate(value) }

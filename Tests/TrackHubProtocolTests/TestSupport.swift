@@ -4,19 +4,6 @@ import Testing
 /// A fixed hub clock for the tests: 2023-11-14T22:13:20Z.
 let testNow: Int64 = 1_700_000_000_000
 
-/// SplitMix64: a small seeded generator so random tests repeat exactly.
-struct SeededRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// What a table case expects: success (checked by the test) or an error with this code whose
 /// message contains `fragment`.
 enum Outcome: Sendable {

@@ -14,110 +14,104 @@ import TrackHubTesting
         JWT.mint(TokenClaims(subject: "t", expiresAt: exp ?? Int64(Date().timeIntervalSince1970) + 3600, scopes: scopes, trips: trips), secret: secret)
     }
 
-    func securedHub(_ configure: @escaping (inout HubConfig) -> Void = { _ in }) throws -> TestHub {
-        let hub = try TestHub { $0.jwtSecret = Self.secret; configure(&$0) }
-        for id in ["T1", "T2"] {
-            let status = try hub.http("POST", "/v1/trips", json: ["id": id, "route": authTestRoute], headers: bearer(Self.token([.admin], nil))).status
-            #expect(status == 201)
+    /// `withTestHub` on a hub with a JWT secret and trips T1 and T2.
+    func withSecuredHub(configure: (inout HubConfig) -> Void = { _ in }, _ body: (TestHub, TestHubClients) throws -> Void) throws {
+        try withTestHub(configure: { $0.jwtSecret = Self.secret; configure(&$0) }) { hub, clients in
+            for id in ["T1", "T2"] {
+                let status = try hub.http("POST", "/v1/trips", json: ["id": id, "route": authTestRoute], headers: bearer(Self.token([.admin], nil))).status
+                #expect(status == 201)
+            }
+            try body(hub, clients)
         }
-        return hub
     }
 
     @Test func upgradeWithABadTokenIsRefused401AndAGoodOneAccepted() throws {
-        let hub = try securedHub()
-        defer { hub.stop() }
-        #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(Self.token([.viewer], ["T1"]))") == 101)
-        #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws") == 101)
-        for bad in ["", "garbage", Self.token([.viewer], ["T1"], secret: "other"), Self.token([.admin], nil, exp: Int64(Date().timeIntervalSince1970) - 60)] {
-            #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(bad)") == 401, "token \(bad.prefix(16))")
+        try withSecuredHub { hub, _ throws in
+            #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(Self.token([.viewer], ["T1"]))") == 101)
+            #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws") == 101)
+            for bad in ["", "garbage", Self.token([.viewer], ["T1"], secret: "other"), Self.token([.admin], nil, exp: Int64(Date().timeIntervalSince1970) - 60)] {
+                #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(bad)") == 401, "token \(bad.prefix(16))")
+            }
         }
     }
 
     @Test func helloReplacesTheTokenAndEndsWhatTheNewOneDoesNotCover() throws {
-        let hub = try securedHub()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port, path: "/v1/ws?token=\(Self.token([.viewer, .fleet], ["T1", "T2"]))")
-        #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 1)["type"] as? String == "snapshot")
-        #expect(try connection.request(["op": "subscribe", "trip": "T2"], id: 2)["type"] as? String == "snapshot")
-        #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 3)["type"] as? String == "clusters")
-        // A refused hello changes nothing.
-        let refused = try connection.request(["op": "hello", "token": Self.token([.viewer], [], secret: "other")], id: 4)
-        #expect(refused["code"] as? String == "unauthorized")
-        #expect(try connection.request(["op": "subscribe", "trip": "T2"], id: 5)["type"] as? String == "snapshot")
-        // A valid one replaces it: T2 and the viewport are no longer covered.
-        #expect(try connection.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 6)["type"] as? String == "welcome")
-        let ended = try connection.next(type: "unsubscribed")
-        #expect(ended["trip"] as? String == "T2" && ended["reason"] as? String == "forbidden" && ended["re"] == nil)
-        #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 7)["code"] as? String == "forbidden")
-        let viewportKey = try onServiceThread(hub) { $0.fanout.sessions.values.first?.viewportKey }
-        #expect(viewportKey == nil)
-        // T1 is still followed: an event on it arrives.
-        let courier = try clients.connect(port: hub.port, path: "/v1/ws?token=\(Self.token([.courier], ["T1", "T2"]))")
-        #expect(try courier.request(["op": "fix", "trip": "T2", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 1], id: 1)["type"] as? String == "ack")
-        #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 1], id: 2)["type"] as? String == "ack")
-        let frame = try connection.next { ($0["type"] as? String == "frame" || $0["type"] as? String == "segment") }
-        #expect(frame["trip"] as? String == "T1")
-        // A ping is answered after everything queued before it: no T2 message came first.
-        #expect(try connection.request(["op": "ping"], id: 8)["type"] as? String == "pong")
-        #expect(!connection.drain().contains { $0["trip"] as? String == "T2" })
+        try withSecuredHub { hub, clients in
+            let connection = try clients.connect(path: "/v1/ws?token=\(Self.token([.viewer, .fleet], ["T1", "T2"]))")
+            #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 1)["type"] as? String == "snapshot")
+            #expect(try connection.request(["op": "subscribe", "trip": "T2"], id: 2)["type"] as? String == "snapshot")
+            #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 3)["type"] as? String == "clusters")
+            // A refused hello changes nothing.
+            let refused = try connection.request(["op": "hello", "token": Self.token([.viewer], [], secret: "other")], id: 4)
+            #expect(refused["code"] as? String == "unauthorized")
+            #expect(try connection.request(["op": "subscribe", "trip": "T2"], id: 5)["type"] as? String == "snapshot")
+            // A valid one replaces it: T2 and the viewport are no longer covered.
+            #expect(try connection.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 6)["type"] as? String == "welcome")
+            let ended = try connection.next(type: "unsubscribed")
+            #expect(ended["trip"] as? String == "T2" && ended["reason"] as? String == "forbidden" && ended["re"] == nil)
+            #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 7)["code"] as? String == "forbidden")
+            let viewportKey = try onServiceThread(hub) { $0.fanout.sessions.values.first?.viewportKey }
+            #expect(viewportKey == nil)
+            // T1 is still followed: an event on it arrives.
+            let courier = try clients.connect(path: "/v1/ws?token=\(Self.token([.courier], ["T1", "T2"]))")
+            #expect(try courier.request(["op": "fix", "trip": "T2", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 1], id: 1)["type"] as? String == "ack")
+            #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 1], id: 2)["type"] as? String == "ack")
+            let frame = try connection.next { ($0["type"] as? String == "frame" || $0["type"] as? String == "segment") }
+            #expect(frame["trip"] as? String == "T1")
+            // A ping is answered after everything queued before it: no T2 message came first.
+            #expect(try connection.request(["op": "ping"], id: 8)["type"] as? String == "pong")
+            #expect(!connection.drain().contains { $0["trip"] as? String == "T2" })
+        }
     }
 
     @Test func theConnectionClosesWith1008OnceTheTokenExpires() throws {
-        let hub = try securedHub()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        // exp 27 s ago: valid for 2-3 more seconds, thanks to the 30 s leeway (exp is in whole
-        // seconds: 29 s ago left anywhere between 0 and 1 s, too little for a loaded machine).
-        let almost = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
-        let connection = try clients.connect(port: hub.port, path: "/v1/ws?token=\(almost)")
-        #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 1)["type"] as? String == "snapshot")
-        #expect(try connection.waitClosed(timeout: 10) == 1008)
-        #expect(connection.closeInfo?.reason == "token expired")
-        // A hello with a fresh token in time keeps the connection open.
-        let soonExpired = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
-        let renewed = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
-        let witness = try clients.connect(port: hub.port, path: "/v1/ws?token=\(soonExpired)")
-        #expect(try renewed.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
-        // The witness, with the same old token and no renewal, is closed once it expired...
-        #expect(try witness.waitClosed(timeout: 10) == 1008)
-        // ...and the renewed connection outlives that moment.
-        #expect(try renewed.request(["op": "ping"], id: 2)["type"] as? String == "pong")
+        try withSecuredHub { hub, clients in
+            // exp 27 s ago: valid for 2-3 more seconds, thanks to the 30 s leeway (exp is in whole
+            // seconds: 29 s ago left anywhere between 0 and 1 s, too little for a loaded machine).
+            let almost = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
+            let connection = try clients.connect(path: "/v1/ws?token=\(almost)")
+            #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 1)["type"] as? String == "snapshot")
+            #expect(try connection.waitClosed(timeout: 10) == 1008)
+            #expect(connection.closeInfo?.reason == "token expired")
+            // A hello with a fresh token in time keeps the connection open.
+            let soonExpired = Self.token([.viewer], ["T1"], exp: Int64(Date().timeIntervalSince1970) - 27)
+            let renewed = try clients.connect(path: "/v1/ws?token=\(soonExpired)")
+            let witness = try clients.connect(path: "/v1/ws?token=\(soonExpired)")
+            #expect(try renewed.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
+            // The witness, with the same old token and no renewal, is closed once it expired...
+            #expect(try witness.waitClosed(timeout: 10) == 1008)
+            // ...and the renewed connection outlives that moment.
+            #expect(try renewed.request(["op": "ping"], id: 2)["type"] as? String == "pong")
+        }
     }
 
     @Test func aConnectionWithoutAValidTokenIsClosedAfterTheAuthTimeout() throws {
-        let hub = try securedHub { $0.authTimeoutMs = 400 }
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let silent = try clients.connect(port: hub.port)
-        let late = try clients.connect(port: hub.port)
-        #expect(try late.request(["op": "hello", "token": "nonsense"], id: 1)["code"] as? String == "unauthorized")
-        let timely = try clients.connect(port: hub.port)
-        let witness = try clients.connect(port: hub.port)
-        #expect(try timely.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
-        #expect(try silent.waitClosed(timeout: 5) == 1008)
-        #expect(try late.waitClosed(timeout: 5) == 1008)
-        // The witness connected with `timely` and never sent a token: once it is closed, the
-        // timeout has passed for `timely` too.
-        #expect(try witness.waitClosed(timeout: 10) == 1008)
-        #expect(try timely.request(["op": "subscribe", "trip": "T1"], id: 2)["type"] as? String == "snapshot")
+        try withSecuredHub(configure: { $0.authTimeoutMs = 400 }) { hub, clients in
+            let silent = try clients.connect()
+            let late = try clients.connect()
+            #expect(try late.request(["op": "hello", "token": "nonsense"], id: 1)["code"] as? String == "unauthorized")
+            let timely = try clients.connect()
+            let witness = try clients.connect()
+            #expect(try timely.request(["op": "hello", "token": Self.token([.viewer], ["T1"])], id: 1)["type"] as? String == "welcome")
+            #expect(try silent.waitClosed(timeout: 5) == 1008)
+            #expect(try late.waitClosed(timeout: 5) == 1008)
+            // The witness connected with `timely` and never sent a token: once it is closed, the
+            // timeout has passed for `timely` too.
+            #expect(try witness.waitClosed(timeout: 10) == 1008)
+            #expect(try timely.request(["op": "subscribe", "trip": "T1"], id: 2)["type"] as? String == "snapshot")
+        }
     }
 
     @Test func openModeIgnoresTokensAndAllowsEverything() throws {
-        let hub = try TestHub { $0.authTimeoutMs = 200 }
-        defer { hub.stop() }
-        #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=garbage") == 101)
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port, path: "/v1/ws?token=garbage")
-        #expect(try connection.request(["op": "hello", "token": "garbage"], id: 1)["type"] as? String == "welcome")
-        #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 2)["type"] as? String == "clusters")
-        #expect(try hub.http("POST", "/v1/trips", json: ["id": "T1", "route": authTestRoute], headers: ["Authorization": "Bearer garbage"]).status == 201)
-        try hub.waitForHubTime(milliseconds: 800)  // longer than the auth timeout: it does not apply
-        #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 3)["type"] as? String == "snapshot")
+        try withTestHub(configure: { $0.authTimeoutMs = 200 }) { hub, clients in
+            #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=garbage") == 101)
+            let connection = try clients.connect(path: "/v1/ws?token=garbage")
+            #expect(try connection.request(["op": "hello", "token": "garbage"], id: 1)["type"] as? String == "welcome")
+            #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 2)["type"] as? String == "clusters")
+            #expect(try hub.http("POST", "/v1/trips", json: ["id": "T1", "route": authTestRoute], headers: ["Authorization": "Bearer garbage"]).status == 201)
+            try hub.waitForHubTime(milliseconds: 800)  // longer than the auth timeout: it does not apply
+            #expect(try connection.request(["op": "subscribe", "trip": "T1"], id: 3)["type"] as? String == "snapshot")
+        }
     }
 
     @Test func tlsServesHTTPSAndWSS() throws {

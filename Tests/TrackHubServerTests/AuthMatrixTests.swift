@@ -95,13 +95,15 @@ func bearer(_ token: String?) -> [String: String] {
         JWT.mint(TokenClaims(subject: "setup", expiresAt: Int64(Date().timeIntervalSince1970) + 3600, scopes: [.admin], trips: nil), secret: Self.secret)
     }
 
-    func securedHubWithTrips() throws -> TestHub {
-        let hub = try TestHub { $0.jwtSecret = Self.secret }
-        for id in ["T1", "T2"] {
-            let (status, body) = try hub.httpJSON("POST", "/v1/trips", json: ["id": id, "route": authTestRoute], headers: bearer(adminToken))
-            #expect(status == 201, "setup: create \(id) answered \(status) \(body)")
+    /// `withTestHub` on a hub with a JWT secret and trips T1 and T2.
+    func withSecuredHub(_ body: (TestHub, TestHubClients) throws -> Void) throws {
+        try withTestHub(configure: { $0.jwtSecret = Self.secret }) { hub, clients in
+            for id in ["T1", "T2"] {
+                let (status, json) = try hub.httpJSON("POST", "/v1/trips", json: ["id": id, "route": authTestRoute], headers: bearer(adminToken))
+                #expect(status == 201, "setup: create \(id) answered \(status) \(json)")
+            }
+            try body(hub, clients)
         }
-        return hub
     }
 
     /// The WebSocket ops: what each presenter gets (a reply type, or an error code).
@@ -124,44 +126,42 @@ func bearer(_ token: String?) -> [String: String] {
 
     @Test(arguments: Presenter.allCases)
     func everyOpGetsTheAnswerSection2Gives(_ who: Presenter) throws {
-        let hub = try securedHubWithTrips()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let token = who.token(secret: Self.secret)
-        let connection: TestConnection
-        if who.isValid, let token {
-            connection = try clients.connect(port: hub.port, path: "/v1/ws?token=\(token)")
-        } else {
-            if let token {
-                // A bad token on the upgrade URL is refused with 401...
-                #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(token)") == 401, "\(who)")
+        try withSecuredHub { hub, clients in
+            let token = who.token(secret: Self.secret)
+            let connection: TestConnection
+            if who.isValid, let token {
+                connection = try clients.connect(path: "/v1/ws?token=\(token)")
+            } else {
+                if let token {
+                    // A bad token on the upgrade URL is refused with 401...
+                    #expect(try RawWire.upgradeStatus(port: hub.port, path: "/v1/ws?token=\(token)") == 401, "\(who)")
+                }
+                // ... and the same connection without it is accepted, with nothing granted.
+                connection = try clients.connect()
             }
-            // ... and the same connection without it is accepted, with nothing granted.
-            connection = try clients.connect(port: hub.port)
-        }
-        let now = nowMillis()
-        let ops: [(String, [String: Any])] = [
-            ("ping", ["op": "ping"]),
-            ("hello", token.map { ["op": "hello", "token": $0] } ?? ["op": "hello"]),
-            ("subscribe", ["op": "subscribe", "trip": "T1"]),
-            ("unsubscribe", ["op": "unsubscribe", "trip": "T1"]),
-            ("fix", ["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": now, "seq": 1]),
-            ("proceed", ["op": "proceed", "trip": "T1"]),
-            ("viewport", ["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10]),
-        ]
-        for (index, (op, message)) in ops.enumerated() {
-            let reply = try connection.request(message, id: 100 + index)
-            let type = reply["type"] as? String ?? "?"
-            let answer = type == "error" ? reply["code"] as? String ?? "?" : type
-            #expect(answer == Self.expectedWS(op, who), "\(who): \(op) answered \(reply)")
-            if type == "error", let code = reply["code"] as? String, code == "unauthorized" || code == "forbidden" {
-                let text = reply["message"] as? String ?? ""
-                #expect(text.contains("token") || text.contains("trip") || text.contains("scope"), "\(who): \(op) message \(text)")
+            let now = nowMillis()
+            let ops: [(String, [String: Any])] = [
+                ("ping", ["op": "ping"]),
+                ("hello", token.map { ["op": "hello", "token": $0] } ?? ["op": "hello"]),
+                ("subscribe", ["op": "subscribe", "trip": "T1"]),
+                ("unsubscribe", ["op": "unsubscribe", "trip": "T1"]),
+                ("fix", ["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": now, "seq": 1]),
+                ("proceed", ["op": "proceed", "trip": "T1"]),
+                ("viewport", ["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10]),
+            ]
+            for (index, (op, message)) in ops.enumerated() {
+                let reply = try connection.request(message, id: 100 + index)
+                let type = reply["type"] as? String ?? "?"
+                let answer = type == "error" ? reply["code"] as? String ?? "?" : type
+                #expect(answer == Self.expectedWS(op, who), "\(who): \(op) answered \(reply)")
+                if type == "error", let code = reply["code"] as? String, code == "unauthorized" || code == "forbidden" {
+                    let text = reply["message"] as? String ?? ""
+                    #expect(text.contains("token") || text.contains("trip") || text.contains("scope"), "\(who): \(op) message \(text)")
+                }
             }
+            // The connection stayed open through every refusal.
+            #expect(try connection.request(["op": "ping"], id: 999)["type"] as? String == "pong")
         }
-        // The connection stayed open through every refusal.
-        #expect(try connection.request(["op": "ping"], id: 999)["type"] as? String == "pong")
     }
 
     /// The HTTP routes: the status each presenter gets.
@@ -183,107 +183,105 @@ func bearer(_ token: String?) -> [String: String] {
 
     @Test(arguments: Presenter.allCases)
     func everyRouteGetsTheAnswerSection2Gives(_ who: Presenter) throws {
-        let hub = try securedHubWithTrips()
-        defer { hub.stop() }
-        let headers = bearer(who.token(secret: Self.secret))
-        let routes: [(String, String, Any?)] = [
-            ("GET", "/healthz", nil), ("GET", "/metrics", nil), ("GET", "/", nil),
-            ("GET", "/v1/trips", nil),
-            ("POST", "/v1/trips", ["id": "N1", "route": authTestRoute]),
-            ("GET", "/v1/trips/T1", nil),
-            ("GET", "/v1/trips/T1/trail", nil),
-            ("POST", "/v1/trips/T1/fixes", ["fixes": [["lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 7]]]),
-            ("POST", "/v1/trips/T1/proceed", nil),
-            ("GET", "/v1/fleet/clusters?zoom=3", nil),
-            ("PUT", "/v1/trips/T1/route", ["route": Array(authTestRoute.reversed())]),
-            ("DELETE", "/v1/trips/T1", nil),
-        ]
-        for (method, path, body) in routes {
-            let (status, json) = try hub.httpJSON(method, path, json: body, headers: headers)
-            let route = "\(method) \(path)"
-            #expect(status == Self.expectedHTTP(route, who), "\(who): \(route) answered \(status) \(json)")
-            if status == 401 || status == 403 {
-                let error = json["error"] as? [String: Any]
-                #expect(error?["code"] as? String == (status == 401 ? "unauthorized" : "forbidden"), "\(who): \(route) \(json)")
-                let text = error?["message"] as? String ?? ""
-                #expect(text.contains("token") || text.contains("Authorization") || text.contains("scope") || text.contains("trip"), "\(text)")
+        try withSecuredHub { hub, _ in
+            let headers = bearer(who.token(secret: Self.secret))
+            let routes: [(String, String, Any?)] = [
+                ("GET", "/healthz", nil), ("GET", "/metrics", nil), ("GET", "/", nil),
+                ("GET", "/v1/trips", nil),
+                ("POST", "/v1/trips", ["id": "N1", "route": authTestRoute]),
+                ("GET", "/v1/trips/T1", nil),
+                ("GET", "/v1/trips/T1/trail", nil),
+                ("POST", "/v1/trips/T1/fixes", ["fixes": [["lat": 38.7158, "lon": -9.1420, "ts": nowMillis(), "seq": 7]]]),
+                ("POST", "/v1/trips/T1/proceed", nil),
+                ("GET", "/v1/fleet/clusters?zoom=3", nil),
+                ("PUT", "/v1/trips/T1/route", ["route": Array(authTestRoute.reversed())]),
+                ("DELETE", "/v1/trips/T1", nil),
+            ]
+            for (method, path, body) in routes {
+                let (status, json) = try hub.httpJSON(method, path, json: body, headers: headers)
+                let route = "\(method) \(path)"
+                #expect(status == Self.expectedHTTP(route, who), "\(who): \(route) answered \(status) \(json)")
+                if status == 401 || status == 403 {
+                    let error = json["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == (status == 401 ? "unauthorized" : "forbidden"), "\(who): \(route) \(json)")
+                    let text = error?["message"] as? String ?? ""
+                    #expect(text.contains("token") || text.contains("Authorization") || text.contains("scope") || text.contains("trip"), "\(text)")
+                }
             }
         }
     }
 
     @Test func tripListHoldsOnlyTheTokensTripsUnlessAdminOrFleet() throws {
-        let hub = try securedHubWithTrips()
-        defer { hub.stop() }
-        func listed(_ who: Presenter) throws -> [String] {
-            let (status, json) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(who.token(secret: Self.secret)))
-            #expect(status == 200)
-            return (json["trips"] as? [[String: Any]] ?? []).compactMap { $0["trip"] as? String ?? $0["id"] as? String }
+        try withSecuredHub { hub, _ in
+            func listed(_ who: Presenter) throws -> [String] {
+                let (status, json) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(who.token(secret: Self.secret)))
+                #expect(status == 200)
+                return (json["trips"] as? [[String: Any]] ?? []).compactMap { $0["trip"] as? String ?? $0["id"] as? String }
+            }
+            #expect(try listed(.viewer(right: true)) == ["T1"])
+            #expect(try listed(.courier(right: false)) == ["T2"])
+            #expect(try listed(.fleet(right: true)) == ["T1", "T2"])
+            #expect(try listed(.admin(right: false)) == ["T1", "T2"])
+            let star = JWT.mint(TokenClaims(subject: nil, expiresAt: Int64(Date().timeIntervalSince1970) + 60, scopes: [], trips: nil), secret: Self.secret)
+            let (_, json) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(star))
+            #expect((json["trips"] as? [Any])?.count == 2)
         }
-        #expect(try listed(.viewer(right: true)) == ["T1"])
-        #expect(try listed(.courier(right: false)) == ["T2"])
-        #expect(try listed(.fleet(right: true)) == ["T1", "T2"])
-        #expect(try listed(.admin(right: false)) == ["T1", "T2"])
-        let star = JWT.mint(TokenClaims(subject: nil, expiresAt: Int64(Date().timeIntervalSince1970) + 60, scopes: [], trips: nil), secret: Self.secret)
-        let (_, json) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(star))
-        #expect((json["trips"] as? [Any])?.count == 2)
     }
 
     @Test func authorizationHeaderTricksAreUnauthorized() throws {
-        let hub = try securedHubWithTrips()
-        defer { hub.stop() }
-        let good = try #require(Presenter.admin(right: true).token(secret: Self.secret))
-        for header in ["Basic \(good)", "Bearer", "Bearer ", "bearer\(good)", "Token \(good)", good, "Bearer \(good)x", "Bearer \(good) \(good)"] {
-            let (status, json) = try hub.httpJSON("GET", "/v1/trips", headers: ["Authorization": header])
-            #expect(status == 401, "Authorization: \(header.prefix(20))… answered \(status) \(json)")
+        try withSecuredHub { hub, _ in
+            let good = try #require(Presenter.admin(right: true).token(secret: Self.secret))
+            for header in ["Basic \(good)", "Bearer", "Bearer ", "bearer\(good)", "Token \(good)", good, "Bearer \(good)x", "Bearer \(good) \(good)"] {
+                let (status, json) = try hub.httpJSON("GET", "/v1/trips", headers: ["Authorization": header])
+                #expect(status == 401, "Authorization: \(header.prefix(20))… answered \(status) \(json)")
+            }
+            for header in ["Bearer \(good)", "bearer \(good)", "BEARER   \(good)"] {
+                #expect(try hub.httpJSON("GET", "/v1/trips", headers: ["Authorization": header]).status == 200, "\(header.prefix(12))")
+            }
+            // A token in the query string is for the WebSocket upgrade only.
+            #expect(try hub.httpJSON("GET", "/v1/trips?token=\(good)").status == 401)
         }
-        for header in ["Bearer \(good)", "bearer \(good)", "BEARER   \(good)"] {
-            #expect(try hub.httpJSON("GET", "/v1/trips", headers: ["Authorization": header]).status == 200, "\(header.prefix(12))")
-        }
-        // A token in the query string is for the WebSocket upgrade only.
-        #expect(try hub.httpJSON("GET", "/v1/trips?token=\(good)").status == 401)
     }
 
     /// PROTOCOL 4: unauthorized > bad_request > too_large > forbidden > not_found > conflict.
     @Test func errorPrecedenceFollowsSection4() throws {
-        let hub = try TestHub { $0.jwtSecret = Self.secret; $0.maxSubscriptions = 1; $0.maxBodyBytes = 4096 }
-        defer { hub.stop() }
-        _ = try hub.httpJSON("POST", "/v1/trips", json: ["id": "T1", "route": authTestRoute], headers: bearer(adminToken))
-        let viewer = bearer(Presenter.viewer(right: true).token(secret: Self.secret))
-        let courierT2 = bearer(Presenter.courier(right: false).token(secret: Self.secret))
-        // No token beats a malformed body and a body over the limit.
-        #expect(try hub.http("POST", "/v1/trips", body: Data("{oops".utf8)).status == 401)
-        #expect(try hub.http("POST", "/v1/trips", body: Data(repeating: 32, count: 10_000)).status == 401)
-        // A malformed or oversized request beats the wrong scope.
-        #expect(try hub.http("POST", "/v1/trips", body: Data("{oops".utf8), headers: viewer).status == 400)
-        #expect(try hub.http("POST", "/v1/trips/T1/fixes", body: Data(#"{"fixes":[{"lat":1}]}"#.utf8), headers: viewer).status == 400)
-        #expect(try hub.http("GET", "/v1/fleet/clusters?zoom=99", headers: viewer).status == 400)
-        #expect(try hub.http("GET", "/v1/trips/T1/trail?from=x", headers: courierT2).status == 400)
-        #expect(try hub.http("POST", "/v1/trips", body: Data(repeating: 32, count: 10_000), headers: viewer).status == 413)
-        let tooMany = (0..<10_001).map { [-9.0 - Double($0) * 0.00001, 38.7] }
-        let (tooManyStatus, _) = try hub.http("POST", "/v1/trips", json: ["route": tooMany], headers: viewer)
-        #expect(tooManyStatus == 413)
-        // The wrong trip beats a trip that does not exist, and a state conflict.
-        #expect(try hub.http("POST", "/v1/trips/T9/proceed", headers: courierT2).status == 403)
-        #expect(try hub.http("POST", "/v1/trips/T1/proceed", headers: courierT2).status == 403)
-        let courierT9 = JWT.mint(TokenClaims(subject: nil, expiresAt: Int64(Date().timeIntervalSince1970) + 60, scopes: [.courier], trips: ["T9"]), secret: Self.secret)
-        #expect(try hub.http("POST", "/v1/trips/T9/proceed", headers: bearer(courierT9)).status == 404)
+        try withTestHub(configure: { $0.jwtSecret = Self.secret; $0.maxSubscriptions = 1; $0.maxBodyBytes = 4096 }) { hub, clients in
+            _ = try hub.httpJSON("POST", "/v1/trips", json: ["id": "T1", "route": authTestRoute], headers: bearer(adminToken))
+            let viewer = bearer(Presenter.viewer(right: true).token(secret: Self.secret))
+            let courierT2 = bearer(Presenter.courier(right: false).token(secret: Self.secret))
+            // No token beats a malformed body and a body over the limit.
+            #expect(try hub.http("POST", "/v1/trips", body: Data("{oops".utf8)).status == 401)
+            #expect(try hub.http("POST", "/v1/trips", body: Data(repeating: 32, count: 10_000)).status == 401)
+            // A malformed or oversized request beats the wrong scope.
+            #expect(try hub.http("POST", "/v1/trips", body: Data("{oops".utf8), headers: viewer).status == 400)
+            #expect(try hub.http("POST", "/v1/trips/T1/fixes", body: Data(#"{"fixes":[{"lat":1}]}"#.utf8), headers: viewer).status == 400)
+            #expect(try hub.http("GET", "/v1/fleet/clusters?zoom=99", headers: viewer).status == 400)
+            #expect(try hub.http("GET", "/v1/trips/T1/trail?from=x", headers: courierT2).status == 400)
+            #expect(try hub.http("POST", "/v1/trips", body: Data(repeating: 32, count: 10_000), headers: viewer).status == 413)
+            let tooMany = (0..<10_001).map { [-9.0 - Double($0) * 0.00001, 38.7] }
+            let (tooManyStatus, _) = try hub.http("POST", "/v1/trips", json: ["route": tooMany], headers: viewer)
+            #expect(tooManyStatus == 413)
+            // The wrong trip beats a trip that does not exist, and a state conflict.
+            #expect(try hub.http("POST", "/v1/trips/T9/proceed", headers: courierT2).status == 403)
+            #expect(try hub.http("POST", "/v1/trips/T1/proceed", headers: courierT2).status == 403)
+            let courierT9 = JWT.mint(TokenClaims(subject: nil, expiresAt: Int64(Date().timeIntervalSince1970) + 60, scopes: [.courier], trips: ["T9"]), secret: Self.secret)
+            #expect(try hub.http("POST", "/v1/trips/T9/proceed", headers: bearer(courierT9)).status == 404)
 
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let anonymous = try clients.connect(port: hub.port)
-        // Without a token, even a malformed frame is unauthorized (hello and ping excepted).
-        anonymous.sendText("{not json")
-        #expect(try anonymous.next(type: "error")["code"] as? String == "unauthorized")
-        #expect(try anonymous.request(["op": "subscribe", "trip": 5], id: 1)["code"] as? String == "unauthorized")
-        #expect(try anonymous.request(["op": "hello", "token": 5], id: 2)["code"] as? String == "bad_request")
-        #expect(try anonymous.request(["op": "ping", "id": 3], id: 3)["type"] as? String == "pong")
-        let token = try #require(Presenter.viewer(right: true).token(secret: Self.secret))
-        let member = try clients.connect(port: hub.port, path: "/v1/ws?token=\(token)")
-        #expect(try member.request(["op": "subscribe", "trip": "bad/id"], id: 1)["code"] as? String == "bad_request")
-        #expect(try member.request(["op": "subscribe", "trip": "T2"], id: 2)["code"] as? String == "forbidden")
-        #expect(try member.request(["op": "subscribe", "trip": "T1"], id: 3)["type"] as? String == "snapshot")
-        // At the subscription limit, too_large comes before forbidden.
-        #expect(try member.request(["op": "subscribe", "trip": "T2"], id: 4)["code"] as? String == "too_large")
-        #expect(try member.request(["op": "fix", "trip": "T9", "lat": 1, "lon": 1, "ts": nowMillis()], id: 5)["code"] as? String == "forbidden")
+            let anonymous = try clients.connect()
+            // Without a token, even a malformed frame is unauthorized (hello and ping excepted).
+            anonymous.sendText("{not json")
+            #expect(try anonymous.next(type: "error")["code"] as? String == "unauthorized")
+            #expect(try anonymous.request(["op": "subscribe", "trip": 5], id: 1)["code"] as? String == "unauthorized")
+            #expect(try anonymous.request(["op": "hello", "token": 5], id: 2)["code"] as? String == "bad_request")
+            #expect(try anonymous.request(["op": "ping", "id": 3], id: 3)["type"] as? String == "pong")
+            let token = try #require(Presenter.viewer(right: true).token(secret: Self.secret))
+            let member = try clients.connect(path: "/v1/ws?token=\(token)")
+            #expect(try member.request(["op": "subscribe", "trip": "bad/id"], id: 1)["code"] as? String == "bad_request")
+            #expect(try member.request(["op": "subscribe", "trip": "T2"], id: 2)["code"] as? String == "forbidden")
+            #expect(try member.request(["op": "subscribe", "trip": "T1"], id: 3)["type"] as? String == "snapshot")
+            // At the subscription limit, too_large comes before forbidden.
+            #expect(try member.request(["op": "subscribe", "trip": "T2"], id: 4)["code"] as? String == "too_large")
+            #expect(try member.request(["op": "fix", "trip": "T9", "lat": 1, "lon": 1, "ts": nowMillis()], id: 5)["code"] as? String == "forbidden")
+        }
     }
 }

@@ -205,177 +205,169 @@ enum RawWire {
     }
 
     @Test func everyBadMessageGetsItsErrorAndChangesNothing() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createTrip(["id": "T1", "route": authTestRoute])
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let courier = try clients.connect(port: hub.port)
-        #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis() - 1000, "seq": 1], id: 1)["applied"] as? Bool == true)
-        // Let the first fix's frame go out (one tick of the hub's clock) before the observer comes.
-        try hub.waitForHubTime(milliseconds: 200)
-        let observer = try clients.connect(port: hub.port)
-        let before = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
-        let stateBefore = try hub.httpJSON("GET", "/v1/trips/T1").json
+        try withTestHub { hub, clients in
+            try hub.createTrip(["id": "T1", "route": authTestRoute])
+            let courier = try clients.connect()
+            #expect(try courier.request(["op": "fix", "trip": "T1", "lat": 38.7158, "lon": -9.1420, "ts": nowMillis() - 1000, "seq": 1], id: 1)["applied"] as? Bool == true)
+            // Let the first fix's frame go out (one tick of the hub's clock) before the observer comes.
+            try hub.waitForHubTime(milliseconds: 200)
+            let observer = try clients.connect()
+            let before = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
+            let stateBefore = try hub.httpJSON("GET", "/v1/trips/T1").json
 
-        let attacker = try clients.connect(port: hub.port)
-        let cases = Self.messageCases
-        #expect(cases.count >= 50)
-        for (index, item) in cases.enumerated() {
-            attacker.sendText(item.text)
-            let error = try attacker.next("error for \(item)") { $0["type"] as? String == "error" }
-            #expect(error["code"] as? String == item.code, "\(item): \(error)")
-            let message = error["message"] as? String ?? ""
-            #expect(!message.isEmpty, "\(item): error without a message")
-            if let field = item.field {
-                #expect(message.contains(field), "\(item): message \"\(message)\" does not name \(field)")
+            let attacker = try clients.connect()
+            let cases = Self.messageCases
+            #expect(cases.count >= 50)
+            for (index, item) in cases.enumerated() {
+                attacker.sendText(item.text)
+                let error = try attacker.next("error for \(item)") { $0["type"] as? String == "error" }
+                #expect(error["code"] as? String == item.code, "\(item): \(error)")
+                let message = error["message"] as? String ?? ""
+                #expect(!message.isEmpty, "\(item): error without a message")
+                if let field = item.field {
+                    #expect(message.contains(field), "\(item): message \"\(message)\" does not name \(field)")
+                }
+                #expect(try attacker.request(["op": "ping"], id: 10_000 + index)["type"] as? String == "pong", "\(item): connection no longer answers")
             }
-            #expect(try attacker.request(["op": "ping"], id: 10_000 + index)["type"] as? String == "pong", "\(item): connection no longer answers")
+            // The observer saw nothing; the trip is as it was.
+            #expect(observer.drain().isEmpty)
+            let after = try observer.request(["op": "subscribe", "trip": "T1"], id: 2)
+            for key in ["status", "position", "progress", "last_event", "trail", "waypoints", "route"] {
+                #expect(NSDictionary(dictionary: ["v": before[key] ?? NSNull()]).isEqual(to: ["v": after[key] ?? NSNull()]), "\(key) changed")
+            }
+            #expect(NSDictionary(dictionary: stateBefore).isEqual(to: try hub.httpJSON("GET", "/v1/trips/T1").json))
+            #expect(try hub.httpJSON("GET", "/v1/trips").json["trips"] as? [Any] != nil)
         }
-        // The observer saw nothing; the trip is as it was.
-        #expect(observer.drain().isEmpty)
-        let after = try observer.request(["op": "subscribe", "trip": "T1"], id: 2)
-        for key in ["status", "position", "progress", "last_event", "trail", "waypoints", "route"] {
-            #expect(NSDictionary(dictionary: ["v": before[key] ?? NSNull()]).isEqual(to: ["v": after[key] ?? NSNull()]), "\(key) changed")
-        }
-        #expect(NSDictionary(dictionary: stateBefore).isEqual(to: try hub.httpJSON("GET", "/v1/trips/T1").json))
-        #expect(try hub.httpJSON("GET", "/v1/trips").json["trips"] as? [Any] != nil)
     }
 
     @Test func framesThatCloseTheConnectionCloseOnlyIt() throws {
-        let hub = try TestHub { $0.maxMessageBytes = 4096 }
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let observer = try clients.connect(port: hub.port)
-        _ = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
-        // Binary frame: 1003. Invalid UTF-8 text: 1007. Over --max-message: 1009.
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 2, payload: Array(#"{"op":"ping"}"#.utf8)) == 1003)
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0x7B, 0xC3, 0x28, 0x7D]) == 1007)
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0x22, 0xED, 0xA0, 0x80, 0x22]) == 1007)  // a UTF-8 surrogate
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0xFF, 0xFE]) == 1007)
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [UInt8](repeating: 0x20, count: 4097)) == 1009)
-        #expect(try RawWire.closeCode(port: hub.port, opcode: 3, payload: []) != nil)  // a reserved opcode
-        let big = try clients.connect(port: hub.port)
-        big.sendText(#"{"op":"ping","pad":""# + String(repeating: "x", count: 5000) + #""}"#)
-        #expect(try big.waitClosed() == 1009)
-        // Exactly at the limit is fine.
-        let exact = try clients.connect(port: hub.port)
-        let prefix = #"{"op":"ping","id":1,"pad":""#
-        exact.sendText(prefix + String(repeating: "x", count: 4096 - prefix.utf8.count - 2) + #""}"#)
-        #expect(try exact.next(type: "pong")["re"] as? Int == 1)
-        #expect(observer.drain().isEmpty)
-        #expect(try observer.request(["op": "ping"], id: 2)["type"] as? String == "pong")
+        try withTestHub(configure: { $0.maxMessageBytes = 4096 }) { hub, clients in
+            let observer = try clients.connect()
+            _ = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
+            // Binary frame: 1003. Invalid UTF-8 text: 1007. Over --max-message: 1009.
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 2, payload: Array(#"{"op":"ping"}"#.utf8)) == 1003)
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0x7B, 0xC3, 0x28, 0x7D]) == 1007)
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0x22, 0xED, 0xA0, 0x80, 0x22]) == 1007)  // a UTF-8 surrogate
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [0xFF, 0xFE]) == 1007)
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 1, payload: [UInt8](repeating: 0x20, count: 4097)) == 1009)
+            #expect(try RawWire.closeCode(port: hub.port, opcode: 3, payload: []) != nil)  // a reserved opcode
+            let big = try clients.connect()
+            big.sendText(#"{"op":"ping","pad":""# + String(repeating: "x", count: 5000) + #""}"#)
+            #expect(try big.waitClosed() == 1009)
+            // Exactly at the limit is fine.
+            let exact = try clients.connect()
+            let prefix = #"{"op":"ping","id":1,"pad":""#
+            exact.sendText(prefix + String(repeating: "x", count: 4096 - prefix.utf8.count - 2) + #""}"#)
+            #expect(try exact.next(type: "pong")["re"] as? Int == 1)
+            #expect(observer.drain().isEmpty)
+            #expect(try observer.request(["op": "ping"], id: 2)["type"] as? String == "pong")
+        }
     }
 
     @Test func durationsAreClampedNotRefused() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createTrip(["id": "D1", "route": authTestRoute])
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let watcher = try clients.connect(port: hub.port)
-        _ = try watcher.request(["op": "subscribe", "trip": "D1", "mode": "segments"], id: 1)
-        let start = nowMillis() - 60_000
-        let points: [(Double, Double)] = [(38.7158, -9.1420), (38.7165, -9.1400), (38.7172, -9.1380), (38.7180, -9.1360)]
-        let durations: [Any] = [5, 1e12, -1e9, -0.4]
-        // One batch: its fixes arrive in one millisecond, so the catch-up limit (PROTOCOL 6.2)
-        // does not lengthen the zero durations and the clamped values show as they are.
-        let fixes = points.enumerated().map { index, p -> [String: Any] in
-            ["lat": p.0, "lon": p.1, "ts": start + Int64(index) * 10_000, "seq": index, "duration_ms": durations[index]]
+        try withTestHub { hub, clients in
+            try hub.createTrip(["id": "D1", "route": authTestRoute])
+            let watcher = try clients.connect()
+            _ = try watcher.request(["op": "subscribe", "trip": "D1", "mode": "segments"], id: 1)
+            let start = nowMillis() - 60_000
+            let points: [(Double, Double)] = [(38.7158, -9.1420), (38.7165, -9.1400), (38.7172, -9.1380), (38.7180, -9.1360)]
+            let durations: [Any] = [5, 1e12, -1e9, -0.4]
+            // One batch: its fixes arrive in one millisecond, so the catch-up limit (PROTOCOL 6.2)
+            // does not lengthen the zero durations and the clamped values show as they are.
+            let fixes = points.enumerated().map { index, p -> [String: Any] in
+                ["lat": p.0, "lon": p.1, "ts": start + Int64(index) * 10_000, "seq": index, "duration_ms": durations[index]]
+            }
+            let (status, body) = try hub.httpJSON("POST", "/v1/trips/D1/fixes", json: ["fixes": fixes])
+            #expect(status == 200)
+            let acks = body["acks"] as? [[String: Any]] ?? []
+            #expect(acks.count == 4 && acks.allSatisfy { $0["applied"] as? Bool == true }, "\(acks)")
+            var seen: [Double] = []
+            for _ in points {
+                let segment = try watcher.next(type: "segment")
+                seen.append(segment["duration_ms"] as? Double ?? Double(segment["duration_ms"] as? Int ?? -1))
+            }
+            // First fix places the marker at once; 1e12 is clamped to 60 000; negatives to 0.
+            #expect(seen == [0, 60_000, 0, 0], "\(seen)")
         }
-        let (status, body) = try hub.httpJSON("POST", "/v1/trips/D1/fixes", json: ["fixes": fixes])
-        #expect(status == 200)
-        let acks = body["acks"] as? [[String: Any]] ?? []
-        #expect(acks.count == 4 && acks.allSatisfy { $0["applied"] as? Bool == true }, "\(acks)")
-        var seen: [Double] = []
-        for _ in points {
-            let segment = try watcher.next(type: "segment")
-            seen.append(segment["duration_ms"] as? Double ?? Double(segment["duration_ms"] as? Int ?? -1))
-        }
-        // First fix places the marker at once; 1e12 is clamped to 60 000; negatives to 0.
-        #expect(seen == [0, 60_000, 0, 0], "\(seen)")
     }
 
     @Test func badHTTPRequestsGetTheirErrors() throws {
-        let hub = try TestHub { $0.maxBodyBytes = 4 * 1024 * 1024 }
-        defer { hub.stop() }
-        try hub.createTrip(["id": "T1", "route": authTestRoute])
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let observer = try clients.connect(port: hub.port)
-        _ = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
-        let stateBefore = try hub.httpJSON("GET", "/v1/trips/T1").json
+        try withTestHub(configure: { $0.maxBodyBytes = 4 * 1024 * 1024 }) { hub, clients in
+            try hub.createTrip(["id": "T1", "route": authTestRoute])
+            let observer = try clients.connect()
+            _ = try observer.request(["op": "subscribe", "trip": "T1"], id: 1)
+            let stateBefore = try hub.httpJSON("GET", "/v1/trips/T1").json
 
-        let million = "{\"route\":[" + Array(repeating: "[-9.1,38.7]", count: 1_000_000).joined(separator: ",") + "]}"
-        let overPoints = (0..<10_001).map { [-9.0 - Double($0) * 0.00001, 38.7] }
-        let manyWaypoints = (0..<1001).map { _ in ["lat": 38.7158, "lon": -9.1420] }
-        let cases: [(String, String, Data?, Int, String?)] = [
-            ("POST", "/v1/trips", Data("{oops".utf8), 400, nil),
-            ("POST", "/v1/trips", Data("[]".utf8), 400, nil),
-            ("POST", "/v1/trips", Data([0xFF, 0xFE, 0x7B, 0x7D]), 400, nil),
-            ("POST", "/v1/trips", Data(#"{"route":[[0,0]]}"#.utf8), 400, "route"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[1,1]]}"#.utf8), 400, "route"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[1,91]]}"#.utf8), 400, "route"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"route_polyline":"??"}"#.utf8), 400, "route"),
-            ("POST", "/v1/trips", Data(#"{"route_polyline":"\u0001"}"#.utf8), 400, "route_polyline"),
-            ("POST", "/v1/trips", Data(#"{"id":"T1","route":[[1,1],[2,2]]}"#.utf8), 409, "T1"),
-            ("POST", "/v1/trips", Data(#"{"id":"../x","route":[[1,1],[2,2]]}"#.utf8), 400, "id"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"config":{"arrival_buffer_m":0}}"#.utf8), 400, "arrival_buffer_m"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"config":{"wait_at_waypoints":"yes"}}"#.utf8), 400, "wait_at_waypoints"),
-            ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"destination":{"lat":"x","lon":1}}"#.utf8), 400, "destination"),
-            ("POST", "/v1/trips", try JSONSerialization.data(withJSONObject: ["route": overPoints]), 413, "route"),
-            ("POST", "/v1/trips", try JSONSerialization.data(withJSONObject: ["waypoints": manyWaypoints]), 413, "waypoints"),
-            ("POST", "/v1/trips", Data(million.utf8), 413, nil),
-            ("POST", "/v1/trips/T1/fixes", Data(#"{"fixes":[{"lat":1,"lon":1,"ts":1}]}"#.utf8), 400, "fixes[0].ts"),
-            ("POST", "/v1/trips/T1/fixes", Data(#"{"fixes":{}}"#.utf8), 400, "fixes"),
-            ("PUT", "/v1/trips/T1/route", Data(#"{}"#.utf8), 400, "route"),
-            ("GET", "/v1/trips?limit=0", nil, 400, "limit"),
-            ("GET", "/v1/trips?limit=abc", nil, 400, "limit"),
-            ("GET", "/v1/trips?status=flying", nil, 400, "status"),
-            ("GET", "/v1/trips/T1/trail?from=yesterday", nil, 400, "from"),
-            ("GET", "/v1/fleet/clusters", nil, 400, "zoom"),
-            ("GET", "/v1/fleet/clusters?zoom=3&bbox=1,2,3", nil, 400, "bbox"),
-            ("GET", "/v1/trips/T404", nil, 404, "T404"),
-            ("GET", "/v1/trips/a%20b", nil, 400, "id"),
-            ("GET", "/v1/trips/T1/elsewhere", nil, 404, nil),
-            ("GET", "/v1/nothing", nil, 404, nil),
-            ("DELETE", "/v1/trips", nil, 405, "DELETE"),  // PROTOCOL 14: a known path, a method it does not take
-        ]
-        for (method, path, body, status, field) in cases {
-            let (got, data) = try hub.http(method, path, body: body, headers: body == nil ? [:] : ["Content-Type": "application/json"])
-            let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            let error = json?["error"] as? [String: Any]
-            #expect(got == status, "\(method) \(path.prefix(60)) answered \(got): \(String(decoding: data.prefix(300), as: UTF8.self))")
-            if let field {
-                let message = error?["message"] as? String ?? ""
-                #expect(message.contains(field), "\(method) \(path.prefix(60)): \"\(message)\" does not name \(field)")
+            let million = "{\"route\":[" + Array(repeating: "[-9.1,38.7]", count: 1_000_000).joined(separator: ",") + "]}"
+            let overPoints = (0..<10_001).map { [-9.0 - Double($0) * 0.00001, 38.7] }
+            let manyWaypoints = (0..<1001).map { _ in ["lat": 38.7158, "lon": -9.1420] }
+            let cases: [(String, String, Data?, Int, String?)] = [
+                ("POST", "/v1/trips", Data("{oops".utf8), 400, nil),
+                ("POST", "/v1/trips", Data("[]".utf8), 400, nil),
+                ("POST", "/v1/trips", Data([0xFF, 0xFE, 0x7B, 0x7D]), 400, nil),
+                ("POST", "/v1/trips", Data(#"{"route":[[0,0]]}"#.utf8), 400, "route"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[1,1]]}"#.utf8), 400, "route"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[1,91]]}"#.utf8), 400, "route"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"route_polyline":"??"}"#.utf8), 400, "route"),
+                ("POST", "/v1/trips", Data(#"{"route_polyline":"\u0001"}"#.utf8), 400, "route_polyline"),
+                ("POST", "/v1/trips", Data(#"{"id":"T1","route":[[1,1],[2,2]]}"#.utf8), 409, "T1"),
+                ("POST", "/v1/trips", Data(#"{"id":"../x","route":[[1,1],[2,2]]}"#.utf8), 400, "id"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"config":{"arrival_buffer_m":0}}"#.utf8), 400, "arrival_buffer_m"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"config":{"wait_at_waypoints":"yes"}}"#.utf8), 400, "wait_at_waypoints"),
+                ("POST", "/v1/trips", Data(#"{"route":[[1,1],[2,2]],"destination":{"lat":"x","lon":1}}"#.utf8), 400, "destination"),
+                ("POST", "/v1/trips", try JSONSerialization.data(withJSONObject: ["route": overPoints]), 413, "route"),
+                ("POST", "/v1/trips", try JSONSerialization.data(withJSONObject: ["waypoints": manyWaypoints]), 413, "waypoints"),
+                ("POST", "/v1/trips", Data(million.utf8), 413, nil),
+                ("POST", "/v1/trips/T1/fixes", Data(#"{"fixes":[{"lat":1,"lon":1,"ts":1}]}"#.utf8), 400, "fixes[0].ts"),
+                ("POST", "/v1/trips/T1/fixes", Data(#"{"fixes":{}}"#.utf8), 400, "fixes"),
+                ("PUT", "/v1/trips/T1/route", Data(#"{}"#.utf8), 400, "route"),
+                ("GET", "/v1/trips?limit=0", nil, 400, "limit"),
+                ("GET", "/v1/trips?limit=abc", nil, 400, "limit"),
+                ("GET", "/v1/trips?status=flying", nil, 400, "status"),
+                ("GET", "/v1/trips/T1/trail?from=yesterday", nil, 400, "from"),
+                ("GET", "/v1/fleet/clusters", nil, 400, "zoom"),
+                ("GET", "/v1/fleet/clusters?zoom=3&bbox=1,2,3", nil, 400, "bbox"),
+                ("GET", "/v1/trips/T404", nil, 404, "T404"),
+                ("GET", "/v1/trips/a%20b", nil, 400, "id"),
+                ("GET", "/v1/trips/T1/elsewhere", nil, 404, nil),
+                ("GET", "/v1/nothing", nil, 404, nil),
+                ("DELETE", "/v1/trips", nil, 405, "DELETE"),  // PROTOCOL 14: a known path, a method it does not take
+            ]
+            for (method, path, body, status, field) in cases {
+                let (got, data) = try hub.http(method, path, body: body, headers: body == nil ? [:] : ["Content-Type": "application/json"])
+                let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                let error = json?["error"] as? [String: Any]
+                #expect(got == status, "\(method) \(path.prefix(60)) answered \(got): \(String(decoding: data.prefix(300), as: UTF8.self))")
+                if let field {
+                    let message = error?["message"] as? String ?? ""
+                    #expect(message.contains(field), "\(method) \(path.prefix(60)): \"\(message)\" does not name \(field)")
+                }
             }
+            // Header and request-line tricks, over a raw socket: each gets an answer, none crashes the hub.
+            let port = hub.port
+            let raw: [(String, [UInt8], ClosedRange<Int>)] = [
+                ("path with ..", Array("GET /v1/trips/../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 400...404),
+                ("encoded ..", Array("GET /v1/trips/%2e%2e HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 400...404),
+                // lws decodes %2F before routing: the same route as /trail, authorized on the same decoded path.
+                ("encoded slash", Array("GET /v1/trips/T1%2Ftrail HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 200...404),
+                // lws drops a request whose path decodes to a NUL (0: no answer, connection closed).
+                ("NUL in path", Array("GET /v1/trips/T1%00 HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 0...404),
+                ("foreign Origin", Array("GET /v1/trips HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://evil.example\r\n\r\n".utf8), 403...403),
+                ("negative Content-Length", Array("POST /v1/trips/T404/fixes HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8), 400...413),
+                ("Content-Length over the limit", Array("POST /v1/trips HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n".utf8), 400...413),
+                ("16 KiB header", Array(("GET /v1/trips HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 16_384) + "\r\n\r\n").utf8), 0...500),
+                ("not HTTP", Array("HELLO\r\n\r\n".utf8), 0...500),
+                ("upgrade on another path", RawWire.upgradeRequest(port: port, path: "/v1/trips"), 400...404),
+            ]
+            for (name, request, expected) in raw {
+                let status = try RawWire.httpStatus(port: port, request: request)
+                if !expected.contains(status) { Issue.record("\(name): answered \(status), expected \(expected)") }
+            }
+            // The hub still answers, the observer saw nothing, T1 is as it was.
+            #expect(try hub.http("GET", "/healthz").status == 200)
+            #expect(observer.drain().isEmpty)
+            #expect(NSDictionary(dictionary: stateBefore).isEqual(to: try hub.httpJSON("GET", "/v1/trips/T1").json))
+            #expect(try hub.httpJSON("GET", "/v1/trips").json["trips"].map { ($0 as? [Any])?.count } == 1)
         }
-        // Header and request-line tricks, over a raw socket: each gets an answer, none crashes the hub.
-        let port = hub.port
-        let raw: [(String, [UInt8], ClosedRange<Int>)] = [
-            ("path with ..", Array("GET /v1/trips/../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 400...404),
-            ("encoded ..", Array("GET /v1/trips/%2e%2e HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 400...404),
-            // lws decodes %2F before routing: the same route as /trail, authorized on the same decoded path.
-            ("encoded slash", Array("GET /v1/trips/T1%2Ftrail HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 200...404),
-            // lws drops a request whose path decodes to a NUL (0: no answer, connection closed).
-            ("NUL in path", Array("GET /v1/trips/T1%00 HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 0...404),
-            ("foreign Origin", Array("GET /v1/trips HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://evil.example\r\n\r\n".utf8), 403...403),
-            ("negative Content-Length", Array("POST /v1/trips/T404/fixes HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8), 400...413),
-            ("Content-Length over the limit", Array("POST /v1/trips HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n".utf8), 400...413),
-            ("16 KiB header", Array(("GET /v1/trips HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 16_384) + "\r\n\r\n").utf8), 0...500),
-            ("not HTTP", Array("HELLO\r\n\r\n".utf8), 0...500),
-            ("upgrade on another path", RawWire.upgradeRequest(port: port, path: "/v1/trips"), 400...404),
-        ]
-        for (name, request, expected) in raw {
-            let status = try RawWire.httpStatus(port: port, request: request)
-            if !expected.contains(status) { Issue.record("\(name): answered \(status), expected \(expected)") }
-        }
-        // The hub still answers, the observer saw nothing, T1 is as it was.
-        #expect(try hub.http("GET", "/healthz").status == 200)
-        #expect(observer.drain().isEmpty)
-        #expect(NSDictionary(dictionary: stateBefore).isEqual(to: try hub.httpJSON("GET", "/v1/trips/T1").json))
-        #expect(try hub.httpJSON("GET", "/v1/trips").json["trips"].map { ($0 as? [Any])?.count } == 1)
     }
 }

@@ -45,88 +45,78 @@ import TrackHubTesting
 
     @Test(arguments: cases)
     func badMessageGetsBadRequestNamingTheFieldAndTheConnectionCarriesOn(text: String, field: String) throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createLisbonTrip("wire")
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port)
-        let ts = nowMillis() - 1000
-        connection.sendText(text.replacingOccurrences(of: "FUTURE", with: String(ts + 10 * 60 * 1000))
-            .replacingOccurrences(of: "TS", with: String(ts)))
-        let error = try connection.next(type: "error")
-        #expect(error["code"] as? String == "bad_request")
-        let message = try #require(error["message"] as? String)
-        #expect(message.contains(field), "\(message) should name \(field)")
-        #expect(try connection.request(["op": "ping"], id: 99).type == "pong")
-        #expect(connection.closeInfo == nil)
+        try withTestHub { hub, clients in
+            try hub.createLisbonTrip("wire")
+            let connection = try clients.connect()
+            let ts = nowMillis() - 1000
+            connection.sendText(text.replacingOccurrences(of: "FUTURE", with: String(ts + 10 * 60 * 1000))
+                .replacingOccurrences(of: "TS", with: String(ts)))
+            let error = try connection.next(type: "error")
+            #expect(error["code"] as? String == "bad_request")
+            let message = try #require(error["message"] as? String)
+            #expect(message.contains(field), "\(message) should name \(field)")
+            #expect(try connection.request(["op": "ping"], id: 99).type == "pong")
+            #expect(connection.closeInfo == nil)
+        }
     }
 
     @Test func theErrorCarriesTheIDOfAnInvalidMessage() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port)
-        connection.sendText(#"{"op":"fix","id":"f-1","trip":"x","lat":"38.7","lon":-9.14,"ts":1}"#)
-        let error = try connection.next(type: "error")
-        #expect(error["re"] as? String == "f-1")
-        #expect(error["code"] as? String == "bad_request")
+        try withTestHub { hub, clients in
+            let connection = try clients.connect()
+            connection.sendText(#"{"op":"fix","id":"f-1","trip":"x","lat":"38.7","lon":-9.14,"ts":1}"#)
+            let error = try connection.next(type: "error")
+            #expect(error["re"] as? String == "f-1")
+            #expect(error["code"] as? String == "bad_request")
+        }
     }
 
     @Test func nestingDeeperThan32LevelsIsBadRequest() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port)
-        connection.sendText(#"{"op":"ping","x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}")
-        #expect(try connection.next(type: "error")["code"] as? String == "bad_request")
-        #expect(try connection.request(["op": "ping"], id: 1).type == "pong")
+        try withTestHub { hub, clients in
+            let connection = try clients.connect()
+            connection.sendText(#"{"op":"ping","x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}")
+            #expect(try connection.next(type: "error")["code"] as? String == "bad_request")
+            #expect(try connection.request(["op": "ping"], id: 1).type == "pong")
+        }
     }
 
     @Test func unknownFieldsAreIgnored() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let connection = try clients.connect(port: hub.port)
-        let pong = try connection.request(["op": "ping", "colour": "blue", "extra": ["a": 1]], id: 3)
-        #expect(pong.type == "pong")
+        try withTestHub { hub, clients in
+            let connection = try clients.connect()
+            let pong = try connection.request(["op": "ping", "colour": "blue", "extra": ["a": 1]], id: 3)
+            #expect(pong.type == "pong")
+        }
     }
 
     @Test func aMessageOverMaxMessageClosesWith1009AndOthersCarryOn() throws {
-        let hub = try TestHub { $0.maxMessageBytes = 512 }
-        defer { hub.stop() }
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let bystander = try clients.connect(port: hub.port)
-        let connection = try clients.connect(port: hub.port)
-        // Just under the limit is fine.
-        let fits = #"{"op":"ping","id":1,"pad":""# + String(repeating: "x", count: 400) + #""}"#
-        connection.sendText(fits)
-        #expect(try connection.next(type: "pong").int("re") == 1)
-        connection.sendText(#"{"op":"ping","pad":""# + String(repeating: "x", count: 600) + #""}"#)
-        #expect(try connection.waitClosed() == 1009)
-        #expect(try bystander.request(["op": "ping"], id: 2).type == "pong")
+        try withTestHub(configure: { $0.maxMessageBytes = 512 }) { hub, clients in
+            let bystander = try clients.connect()
+            let connection = try clients.connect()
+            // Just under the limit is fine.
+            let fits = #"{"op":"ping","id":1,"pad":""# + String(repeating: "x", count: 400) + #""}"#
+            connection.sendText(fits)
+            #expect(try connection.next(type: "pong").int("re") == 1)
+            connection.sendText(#"{"op":"ping","pad":""# + String(repeating: "x", count: 600) + #""}"#)
+            #expect(try connection.waitClosed() == 1009)
+            #expect(try bystander.request(["op": "ping"], id: 2).type == "pong")
+        }
     }
 
     @Test func aBinaryFrameClosesWith1003() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        let socket = try RawWebSocket(port: hub.port)
-        try socket.sendText(#"{"op":"ping","id":1}"#)
-        let pong = try #require(try JSONSerialization.jsonObject(with: Data(socket.nextText().utf8)) as? [String: Any])
-        #expect(pong.type == "pong")
-        try socket.sendFrame(opcode: 0x2, Array(#"{"op":"ping","id":2}"#.utf8))
-        #expect(try socket.readUntilClosed() == 1003)
+        try withTestHub { hub, _ in
+            let socket = try RawWebSocket(port: hub.port)
+            try socket.sendText(#"{"op":"ping","id":1}"#)
+            let pong = try socket.nextMessage()
+            #expect(pong.type == "pong")
+            try socket.sendFrame(opcode: 0x2, Array(#"{"op":"ping","id":2}"#.utf8))
+            #expect(try socket.readUntilClosed() == 1003)
+        }
     }
 
     @Test func invalidUTF8ClosesWith1007() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        let socket = try RawWebSocket(port: hub.port)
-        try socket.sendFrame(opcode: 0x1, Array(#"{"op":"ping","x":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))
-        #expect(try socket.readUntilClosed() == 1007)
+        try withTestHub { hub, _ in
+            let socket = try RawWebSocket(port: hub.port)
+            try socket.sendFrame(opcode: 0x1, Array(#"{"op":"ping","x":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))
+            #expect(try socket.readUntilClosed() == 1007)
+        }
     }
 }

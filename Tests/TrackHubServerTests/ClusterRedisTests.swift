@@ -72,13 +72,13 @@ import TrackHubTesting
         let c = try RedisConnection(redis.address, timeoutMs: 2000)
         let old = ClusterCommand(kind: .end, trip: "old-trip", origin: "an-older-hub", request: nil).encoded()
         _ = try c.command([Array(redis: "XADD"), Array(redis: "trackhub:log:2"), Array(redis: "*"), Array(redis: "e"), old])
-        let hub = try TestHub {
+        try withTestHub(configure: {
             $0.clusterSeeds = [redis.address]
             $0.clusterPartitions = 4
+        }) { _, _ in
+            #expect(try c.command(["EXISTS", "trackhub:log:2"].map { Array(redis: $0) }).int == 0)
+            let kept = try c.command(["XRANGE", ClusterLog.streamKey(2), "-", "+"].map { Array(redis: $0) }).elements ?? []
+            #expect(kept.count == 1 && kept.first?.elements?[1].elements?[1].bytes == old, "the old entry under its new key")
         }
-        defer { hub.stop() }
-        #expect(try c.command(["EXISTS", "trackhub:log:2"].map { Array(redis: $0) }).int == 0)
-        let kept = try c.command(["XRANGE", ClusterLog.streamKey(2), "-", "+"].map { Array(redis: $0) }).elements ?? []
-        #expect(kept.count == 1 && kept.first?.elements?[1].elements?[1].bytes == old, "the old entry under its new key")
     }
 }

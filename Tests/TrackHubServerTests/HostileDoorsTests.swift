@@ -157,9 +157,10 @@ final class GatedRouter: Router, @unchecked Sendable {
         let event = TripEvent(n: 3, kind: .arrived, t: 1_000, position: GeoPoint(lat: 60.1, lon: 24.9))
         let stored = ServerMessages.event(trip: "T1", event)
         let bytes = try #require(ServerMessages.eventWithoutPosition(stored))
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
-        #expect(object["lat"] is NSNull && object["lon"] is NSNull)
-        #expect(object["n"] as? Int == 3 && object["name"] as? String == "arrived" && object["trip"] as? String == "T1")
+        let message = ServerMessage(bytes)
+        _ = try message.object()  // well-formed JSON, strictly
+        #expect(message.type == .event && message.isNull("lat") && message.isNull("lon"))
+        #expect(message.int("n") == 3 && message.string("name") == "arrived" && message.string("trip") == "T1")
         #expect(!String(decoding: bytes, as: UTF8.self).contains("60.1"))
         #expect(ServerMessages.eventWithoutPosition(Array("[1]".utf8)) == nil)
     }

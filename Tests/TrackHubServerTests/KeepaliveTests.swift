@@ -6,17 +6,15 @@ import TrackHubTesting
 /// PROTOCOL 1: a ping every interval; a connection that answered neither of the last two is dropped.
 @Suite struct KeepaliveTests {
     @Test func aClientThatNeverAnswersPingsIsDroppedAndOneThatAnswersStays() throws {
-        let hub = try TestHub { $0.pingIntervalMs = 200 }
-        defer { hub.stop() }
-        // libwebsockets' client answers pings by itself.
-        let clients = try TestClients()
-        defer { clients.stop() }
-        let answering = try clients.connect(port: hub.port)
-        // A raw socket that never reads, so never answers.
-        let silent = try RawWebSocket(port: hub.port)
-        silent.setReadTimeout(seconds: 10)
-        _ = try silent.readUntilClosed()  // ends once the hub drops it (EOF or reset)
-        #expect(try answering.request(["op": "ping"], id: 1)["type"] as? String == "pong")
-        #expect(answering.closeInfo == nil)
+        try withTestHub(configure: { $0.pingIntervalMs = 200 }) { hub, clients in
+            // libwebsockets' client answers pings by itself.
+            let answering = try clients.connect()
+            // A raw socket that never reads, so never answers.
+            let silent = try RawWebSocket(port: hub.port)
+            silent.setReadTimeout(seconds: 10)
+            _ = try silent.readUntilClosed()  // ends once the hub drops it (EOF or reset)
+            #expect(try answering.request(["op": "ping"], id: 1)["type"] as? String == "pong")
+            #expect(answering.closeInfo == nil)
+        }
     }
 }

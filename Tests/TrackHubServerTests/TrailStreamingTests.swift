@@ -89,73 +89,73 @@ import TrackHubTesting
     }
 
     @Test func aLongTrailComesBackWholeInOrderAndChunked() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createTrip(["id": "long"])
-        let times = try Self.postFixes(hub, trip: "long", count: 25_000)
+        try withTestHub { hub, _ in
+            try hub.createTrip(["id": "long"])
+            let times = try Self.postFixes(hub, trip: "long", count: 25_000)
 
-        let connection = try KeepAliveConnection(port: hub.port)
-        let (head, body) = try connection.get("/v1/trips/long/trail")
-        #expect(head.hasPrefix("HTTP/1.1 200"))
-        #expect(head.lowercased().contains("transfer-encoding: chunked"))
-        #expect(!head.lowercased().contains("content-length"))
-        let same = Array(body) == (try Self.expected(hub, id: "long"))
-        #expect(same, "the bytes of a whole encoding")
+            let connection = try KeepAliveConnection(port: hub.port)
+            let (head, body) = try connection.get("/v1/trips/long/trail")
+            #expect(head.hasPrefix("HTTP/1.1 200"))
+            #expect(head.lowercased().contains("transfer-encoding: chunked"))
+            #expect(!head.lowercased().contains("content-length"))
+            let same = Array(body) == (try Self.expected(hub, id: "long"))
+            #expect(same, "the bytes of a whole encoding")
 
-        let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
-        let coordinates = try #require((json["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
-        let properties = try #require(json["properties"] as? [String: Any])
-        let ts = try #require(properties["ts"] as? [Int64])
-        let seq = try #require(properties["seq"] as? [Any])
-        let reasons = try #require(properties["reason"] as? [Any])
-        #expect(coordinates.count == 25_000 && ts.count == 25_000 && seq.count == 25_000 && reasons.count == 25_000)
-        #expect(ts == times.sorted(), "every fix, ordered by ts")
-        #expect(reasons.compactMap { $0 as? String }.count == 50, "the late ones are refused, and stored")
-        #expect(properties["trip"] as? String == "long")
+            let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            let coordinates = try #require((json["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
+            let properties = try #require(json["properties"] as? [String: Any])
+            let ts = try #require(properties["ts"] as? [Int64])
+            let seq = try #require(properties["seq"] as? [Any])
+            let reasons = try #require(properties["reason"] as? [Any])
+            #expect(coordinates.count == 25_000 && ts.count == 25_000 && seq.count == 25_000 && reasons.count == 25_000)
+            #expect(ts == times.sorted(), "every fix, ordered by ts")
+            #expect(reasons.compactMap { $0 as? String }.count == 50, "the late ones are refused, and stored")
+            #expect(properties["trip"] as? String == "long")
 
-        // The connection is still good for another request.
-        let (againHead, again) = try connection.get("/healthz")
-        #expect(againHead.hasPrefix("HTTP/1.1 200"))
-        #expect(String(decoding: again, as: UTF8.self).contains("\"status\""))
+            // The connection is still good for another request.
+            let (againHead, again) = try connection.get("/healthz")
+            #expect(againHead.hasPrefix("HTTP/1.1 200"))
+            #expect(String(decoding: again, as: UTF8.self).contains("\"status\""))
+        }
     }
 
     @Test func fromAndToStillSelectOnTs() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createTrip(["id": "window"])
-        let times = try Self.postFixes(hub, trip: "window", count: 9_000).sorted()
+        try withTestHub { hub, _ in
+            try hub.createTrip(["id": "window"])
+            let times = try Self.postFixes(hub, trip: "window", count: 9_000).sorted()
 
-        let (from, to) = (times[1_234], times[7_777])
-        let (status, body) = try hub.http("GET", "/v1/trips/window/trail?from=\(from)&to=\(to)")
-        #expect(status == 200)
-        let same = Array(body) == (try Self.expected(hub, id: "window", from: from, to: to))
-        #expect(same)
-        let json = try JSONSerialization.jsonObject(with: body) as? [String: Any]
-        let ts = (json?["properties"] as? [String: Any])?["ts"] as? [Int64]
-        #expect(ts == times.filter { $0 >= from && $0 <= to }, "inclusive on both ends")
+            let (from, to) = (times[1_234], times[7_777])
+            let (status, body) = try hub.http("GET", "/v1/trips/window/trail?from=\(from)&to=\(to)")
+            #expect(status == 200)
+            let same = Array(body) == (try Self.expected(hub, id: "window", from: from, to: to))
+            #expect(same)
+            let json = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+            let ts = (json?["properties"] as? [String: Any])?["ts"] as? [Int64]
+            #expect(ts == times.filter { $0 >= from && $0 <= to }, "inclusive on both ends")
 
-        let (_, single) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[4_000])&to=\(times[4_000])")
-        #expect(String(decoding: single, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[4_000], to: times[4_000]), as: UTF8.self))
-        #expect((try JSONSerialization.jsonObject(with: single) as? [String: Any])?["geometry"] is NSNull)
-        let (_, tail) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[8_999])")
-        #expect(String(decoding: tail, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[8_999]), as: UTF8.self))
+            let (_, single) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[4_000])&to=\(times[4_000])")
+            #expect(String(decoding: single, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[4_000], to: times[4_000]), as: UTF8.self))
+            #expect((try JSONSerialization.jsonObject(with: single) as? [String: Any])?["geometry"] is NSNull)
+            let (_, tail) = try hub.http("GET", "/v1/trips/window/trail?from=\(times[8_999])")
+            #expect(String(decoding: tail, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "window", from: times[8_999]), as: UTF8.self))
+        }
     }
 
     @Test func aSmallTrailIsUnchangedAndSentWhole() throws {
-        let hub = try TestHub()
-        defer { hub.stop() }
-        try hub.createTrip(["id": "short"])
-        let connection = try KeepAliveConnection(port: hub.port)
-        let (emptyHead, empty) = try connection.get("/v1/trips/short/trail")
-        #expect(emptyHead.lowercased().contains("content-length"))
-        #expect(String(decoding: empty, as: UTF8.self)
-            == #"{"type":"Feature","geometry":null,"properties":{"trip":"short","ts":[],"seq":[],"reason":[],"speed_mps":[],"altitude":[],"battery":[]}}"#)
+        try withTestHub { hub, _ in
+            try hub.createTrip(["id": "short"])
+            let connection = try KeepAliveConnection(port: hub.port)
+            let (emptyHead, empty) = try connection.get("/v1/trips/short/trail")
+            #expect(emptyHead.lowercased().contains("content-length"))
+            #expect(String(decoding: empty, as: UTF8.self)
+                == #"{"type":"Feature","geometry":null,"properties":{"trip":"short","ts":[],"seq":[],"reason":[],"speed_mps":[],"altitude":[],"battery":[]}}"#)
 
-        try Self.postFixes(hub, trip: "short", count: 30)
-        let (head, body) = try connection.get("/v1/trips/short/trail")
-        #expect(head.lowercased().contains("content-length: \(body.count)"))
-        #expect(!head.lowercased().contains("chunked"))
-        #expect(String(decoding: body, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "short"), as: UTF8.self))
+            try Self.postFixes(hub, trip: "short", count: 30)
+            let (head, body) = try connection.get("/v1/trips/short/trail")
+            #expect(head.lowercased().contains("content-length: \(body.count)"))
+            #expect(!head.lowercased().contains("chunked"))
+            #expect(String(decoding: body, as: UTF8.self) == String(decoding: try Self.expected(hub, id: "short"), as: UTF8.self))
+        }
     }
 
     /// Fixes stored while a trail streams (here one sorting into its middle) are in none of its
@@ -189,30 +189,29 @@ import TrackHubTesting
     /// No trail page is read on the service thread: while the first page (with the mark) and
     /// then a later page are held in the store, the hub still answers another client.
     @Test func theServiceThreadAnswersWhileATrailPageIsRead() throws {
-        let hub = try TestHub()
-        let gate = ReadGate()
-        defer {
+        try withTestHub { hub, _ in
+            let gate = ReadGate()
+            // Let any held read finish before the hub stops.
+            defer { gate.open() }
+            try hub.createTrip(["id": "held"])
+            try Self.postFixes(hub, trip: "held", count: 5_000)  // three pages
+            let expected = try Self.expected(hub, id: "held")
+            hub.store.holdTrailReads(gate)
+
+            let reader = try KeepAliveConnection(port: hub.port)
+            try reader.sendGet("/v1/trips/held/trail")
+            #expect(gate.waitForRead(), "the first page is being read")
+            #expect(try hub.http("GET", "/healthz").status == 200, "answered while the first page is read")
+            gate.release()
+            #expect(gate.waitForRead(), "a later page is being read")
+            #expect(try hub.http("GET", "/healthz").status == 200, "answered while a later page is read")
             gate.open()
-            hub.stop()
+
+            let (head, body) = try reader.readAnswer()
+            #expect(head.hasPrefix("HTTP/1.1 200"))
+            #expect(head.lowercased().contains("transfer-encoding: chunked"))
+            #expect(Array(body) == expected, "the bytes of a whole encoding")
         }
-        try hub.createTrip(["id": "held"])
-        try Self.postFixes(hub, trip: "held", count: 5_000)  // three pages
-        let expected = try Self.expected(hub, id: "held")
-        hub.store.holdTrailReads(gate)
-
-        let reader = try KeepAliveConnection(port: hub.port)
-        try reader.sendGet("/v1/trips/held/trail")
-        #expect(gate.waitForRead(), "the first page is being read")
-        #expect(try hub.http("GET", "/healthz").status == 200, "answered while the first page is read")
-        gate.release()
-        #expect(gate.waitForRead(), "a later page is being read")
-        #expect(try hub.http("GET", "/healthz").status == 200, "answered while a later page is read")
-        gate.open()
-
-        let (head, body) = try reader.readAnswer()
-        #expect(head.hasPrefix("HTTP/1.1 200"))
-        #expect(head.lowercased().contains("transfer-encoding: chunked"))
-        #expect(Array(body) == expected, "the bytes of a whole encoding")
     }
 
     /// A client that goes away mid-stream: lws mostly reads nothing while it answers, so it
@@ -221,38 +220,37 @@ import TrackHubTesting
     /// connection closes; it comes back to a connection that is gone and is dropped, and the
     /// hub carries on (run under ASan too).
     @Test func aConnectionClosedWhileAPageIsReadDropsThatPage() throws {
-        let hub = try TestHub()
-        let gate = ReadGate()
-        defer {
-            gate.open()
-            hub.stop()
+        try withTestHub { hub, _ in
+            let gate = ReadGate()
+            // Let any held read finish before the hub stops.
+            defer { gate.open() }
+            try hub.createTrip(["id": "gone"])
+            try Self.postFixes(hub, trip: "gone", count: 5_000)
+            try waitUntil("the posting connections are closed") { try Self.openConnections(hub) == 0 }
+            hub.store.holdTrailReads(gate)
+
+            let fd = try Loopback.connect(port: hub.port)
+            let request = Array("GET /v1/trips/gone/trail HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\n\r\n".utf8)
+            #expect(send(fd, request, request.count, 0) == request.count)
+            #expect(gate.waitForRead(), "the first page is being read")
+            gate.release()
+            #expect(gate.waitForRead(), "the second page is being read")
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            #expect(recv(fd, &buffer, buffer.count, 0) > 0, "the answer has begun")
+            // A reset, so that the next write fails at once (after a FIN, the first one still goes).
+            var reset = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+            close(fd)
+            // The second page comes back and the third is asked for (held) as the write fails; or,
+            // when lws saw the reset first, the second page comes back to no connection.
+            gate.release()
+            try waitUntil("the hub has seen the connection close") { try Self.openConnections(hub) == 0 }
+            gate.open()  // a page still held comes back to a connection that is gone
+
+            let (status, body) = try hub.http("GET", "/v1/trips/gone/trail")
+            #expect(status == 200)
+            #expect(Array(body) == (try Self.expected(hub, id: "gone")))
         }
-        try hub.createTrip(["id": "gone"])
-        try Self.postFixes(hub, trip: "gone", count: 5_000)
-        try waitUntil("the posting connections are closed") { try Self.openConnections(hub) == 0 }
-        hub.store.holdTrailReads(gate)
-
-        let fd = try Loopback.connect(port: hub.port)
-        let request = Array("GET /v1/trips/gone/trail HTTP/1.1\r\nHost: 127.0.0.1:\(hub.port)\r\n\r\n".utf8)
-        #expect(send(fd, request, request.count, 0) == request.count)
-        #expect(gate.waitForRead(), "the first page is being read")
-        gate.release()
-        #expect(gate.waitForRead(), "the second page is being read")
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        #expect(recv(fd, &buffer, buffer.count, 0) > 0, "the answer has begun")
-        // A reset, so that the next write fails at once (after a FIN, the first one still goes).
-        var reset = linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
-        close(fd)
-        // The second page comes back and the third is asked for (held) as the write fails; or,
-        // when lws saw the reset first, the second page comes back to no connection.
-        gate.release()
-        try waitUntil("the hub has seen the connection close") { try Self.openConnections(hub) == 0 }
-        gate.open()  // a page still held comes back to a connection that is gone
-
-        let (status, body) = try hub.http("GET", "/v1/trips/gone/trail")
-        #expect(status == 200)
-        #expect(Array(body) == (try Self.expected(hub, id: "gone")))
     }
 
     /// The fake host joins a streamed trail by pulling its parts, as lws does.

@@ -5,64 +5,9 @@ import Testing
 import TrackHubCore
 @testable import TrackHubStore
 
+/// What only the SQLite store does: its files, reopening, group commit, its write queue's
+/// bound, retention, its unique index. What both stores promise is `TripStoreContractTests`.
 @Suite struct SQLiteTripStoreTests {
-    @Test func roundTripsEveryRecordKind() throws {
-        let dir = TempDir()
-        defer { dir.cleanUp() }
-        let store = try SQLiteTripStore(directory: dir.path)
-        defer { store.close() }
-        var trip = makeTrip()
-        let created = trip.created(now: t0)
-        let rider = Array(#"{"id":"r1","name":"Ann \"A\""}"#.utf8)
-        #expect(isSuccess(appendAndWait(store, [
-            .tripState(trip, createdAt: t0, riderJSON: rider),
-            .event(tripID: "t1", n: created.n, encoded: Array("created".utf8)),
-        ])))
-        let fixes = [
-            fix(0.000, ts: t0 + 10_000, seq: 1),
-            fix(0.004, ts: t0 + 20_000, seq: 2),
-            fix(0.003, ts: t0 + 15_000, seq: 3),  // out of order
-            FixInput(lat: 0.005, lon: 0, ts: t0 + 30_000),  // no seq, no optionals
-        ]
-        let records = drive(&trip, fixes: fixes, now: t0, rider: rider)
-        #expect(isSuccess(appendAndWait(store, records)))
-
-        let trail = try store.trail(tripID: "t1", from: nil, to: nil, limit: 100)
-        #expect(trail.map(\.fix) == [fixes[0], fixes[2], fixes[1], fixes[3]])
-        #expect(trail.map(\.refusal) == [nil, .outOfOrder, nil, nil])
-        #expect(try store.events(tripID: "t1", after: 0, limit: 10).first == Array("created".utf8))
-        #expect(try store.hasFix(tripID: "t1", seq: 3, ts: 0))
-        #expect(try !store.hasFix(tripID: "t1", seq: 4, ts: 0))
-        #expect(try store.hasFix(tripID: "t1", seq: nil, ts: t0 + 30_000))
-        #expect(try store.recentFixes(tripID: "t1", count: 2).map(\.fix) == [fixes[1], fixes[3]])
-        let loaded = try store.loadTrips()
-        #expect(loaded.count == 1)
-        #expect(loaded.first?.riderJSON == rider)
-        #expect(loaded.first?.createdAt == t0)
-        #expect(loaded.first.map { canonical($0.trip) } == canonical(trip))
-        #expect(try store.trail(tripID: "nope", from: nil, to: nil, limit: 10).isEmpty)
-    }
-
-    @Test func completionsRunInSubmissionOrder() throws {
-        let dir = TempDir()
-        defer { dir.cleanUp() }
-        let store = try SQLiteTripStore(directory: dir.path)
-        let order = Mutex<[Int]>([])
-        let done = DispatchSemaphore(value: 0)
-        let count = 2000
-        for i in 0..<count {
-            let records: [StoreRecord] = [.fix(tripID: "t\(i % 7)", fix: fix(0, ts: t0 + Int64(i), seq: Int64(i)), refusal: nil, receivedAt: t0)]
-            store.append(records) { result in
-                #expect(isSuccess(result))
-                order.withLock { $0.append(i) }
-                done.signal()
-            }
-        }
-        for _ in 0..<count { done.wait() }
-        #expect(order.withLock { $0 } == Array(0..<count))
-        store.close()
-    }
-
     @Test func groupCommitPutsQueuedBatchesInOneTransaction() throws {
         let dir = TempDir()
         defer { dir.cleanUp() }
@@ -143,6 +88,9 @@ import TrackHubCore
         #expect(loaded.judge(fix(0.001, ts: t0 + 20_000, seq: 1)) == .refused(.duplicate))
     }
 
+    /// The hub never appends a duplicate (PROTOCOL 7: a duplicate is not new, so not stored),
+    /// and the memory store keeps what it is given; SQLite's unique (trip, seq) index also
+    /// keeps a resend once if the hub's memory of it was lost.
     @Test func duplicatesAreNotStoredTwice() throws {
         let dir = TempDir()
         defer { dir.cleanUp() }
@@ -154,34 +102,6 @@ import TrackHubCore
         // Even a resend judged new (its state was lost) is kept once: unique (trip, seq).
         appendAndWait(store, [.fix(tripID: "t1", fix: f, refusal: nil, receivedAt: t0)])
         #expect(try store.trail(tripID: "t1", from: nil, to: nil, limit: 10).count == 1)
-    }
-
-    @Test func trailIsOrderedByTsThenSeqWithinFromTo() throws {
-        let dir = TempDir()
-        defer { dir.cleanUp() }
-        let store = try SQLiteTripStore(directory: dir.path)
-        defer { store.close() }
-        let input: [(Int64, Int64?)] = [(50, 5), (10, 2), (30, 9), (30, 3), (20, nil), (40, 4), (10, 1)]
-        let records = input.map { StoreRecord.fix(tripID: "t", fix: fix(0, ts: t0 + $0.0, seq: $0.1), refusal: nil, receivedAt: t0) }
-        appendAndWait(store, records)
-        let all = try store.trail(tripID: "t", from: nil, to: nil, limit: 100).map { ($0.fix.ts - t0, $0.fix.seq) }
-        #expect(all.map(\.0) == [10, 10, 20, 30, 30, 40, 50])
-        #expect(all.map(\.1) == [1, 2, nil, 3, 9, 4, 5])
-        let window = try store.trail(tripID: "t", from: t0 + 20, to: t0 + 40, limit: 100).map { $0.fix.ts - t0 }
-        #expect(window == [20, 30, 30, 40])
-        #expect(try store.trail(tripID: "t", from: t0 + 20, to: nil, limit: 2).map { $0.fix.ts - t0 } == [20, 30])
-    }
-
-    @Test func eventsAfterNWithLimit() throws {
-        let dir = TempDir()
-        defer { dir.cleanUp() }
-        let store = try SQLiteTripStore(directory: dir.path)
-        defer { store.close() }
-        appendAndWait(store, (1...10).map { StoreRecord.event(tripID: "t", n: $0, encoded: Array("e\($0)".utf8)) })
-        #expect(try store.events(tripID: "t", after: 0, limit: 100).count == 10)
-        #expect(try store.events(tripID: "t", after: 3, limit: 2) == [Array("e4".utf8), Array("e5".utf8)])
-        #expect(try store.events(tripID: "t", after: 10, limit: 5).isEmpty)
-        #expect(try store.events(tripID: "other", after: 0, limit: 5).isEmpty)
     }
 
     @Test func aDataPathThatIsAFileIsUnusable() throws {

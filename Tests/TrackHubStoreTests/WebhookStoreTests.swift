@@ -3,10 +3,11 @@ import Testing
 import TrackHubCore
 @testable import TrackHubStore
 
-/// PROTOCOL 12: webhook delivery positions are durable, only move forward, and a schema 2
-/// store gains the webhook tables keeping what it had.
+/// PROTOCOL 12 in the SQLite store: webhook delivery positions are durable, and a schema 2
+/// store gains the webhook tables keeping what it had. That positions only move forward, in
+/// both stores, is `TripStoreContractTests`.
 @Suite struct WebhookStoreTests {
-    @Test func positionsSurviveAReopenAndOnlyMoveForward() throws {
+    @Test func positionsSurviveAReopen() throws {
         let dir = TempDir()
         defer { dir.cleanUp() }
         do {
@@ -26,15 +27,6 @@ import TrackHubCore
         #expect(state.positions == ["http://a/": ["T1": 3, "T2": 4], "http://b/": ["T1": 1]])
         #expect(isSuccess(appendAndWait(store, [.webhook(.forgetTrip(trip: "T1"))])))
         #expect(try store.loadWebhookState().positions == ["http://a/": ["T2": 4]])
-    }
-
-    @Test func theMemoryStoreKeepsTheSameState() throws {
-        let store = MemoryTripStore()
-        #expect(isSuccess(appendAndWait(store, [
-            .webhook(.target(url: "http://a/", addedAt: 5, positions: ["T1": 3])),
-            .webhook(.position(url: "http://a/", trip: "T1", delivered: 2)),
-        ])))
-        #expect(try store.loadWebhookState() == WebhookStoredState(targets: ["http://a/": 5], positions: ["http://a/": ["T1": 3]]))
     }
 
     @Test func aSchemaTwoStoreGainsTheWebhookTables() throws {

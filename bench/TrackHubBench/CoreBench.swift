@@ -1,21 +1,6 @@
 import Foundation
 import TrackHubCore
 
-/// A seeded RNG so every run measures the same routes and fixes.
-struct BenchRNG {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double {
-        lo + (hi - lo) * Double(next() >> 11) / Double(1 << 53)
-    }
-}
-
 /// Nanoseconds since an arbitrary origin (monotonic).
 @inline(__always) func nowNs() -> UInt64 {
     var ts = timespec()
@@ -24,13 +9,13 @@ struct BenchRNG {
 }
 
 enum CoreBench {
-    static func randomRoute(_ rng: inout BenchRNG, points n: Int, origin: GeoPoint) -> Route {
+    static func randomRoute(_ rng: inout SplitMix64, points n: Int, origin: GeoPoint) -> Route {
         var pts = [origin]
         pts.reserveCapacity(n)
-        var heading = rng.uniform(0, 360)
+        var heading = rng.uniform(0...360)
         for _ in 1..<n {
-            heading += rng.uniform(-30, 30)
-            pts.append(Geodesy.destination(from: pts[pts.count - 1], bearingDeg: heading, distanceM: rng.uniform(5, 50)))
+            heading += rng.uniform(-30...30)
+            pts.append(Geodesy.destination(from: pts[pts.count - 1], bearingDeg: heading, distanceM: rng.uniform(5...50)))
         }
         do { return try Route(points: pts) } catch { fatalError("bench route: \(error)") }
     }
@@ -42,14 +27,14 @@ enum CoreBench {
     }
 
     static func snapBench() {
-        var rng = BenchRNG(state: 1)
+        var rng = SplitMix64(seed: 1)
         let t0 = nowNs()
         let route = randomRoute(&rng, points: 20_000, origin: GeoPoint(lat: 60.17, lon: 24.94))
         let buildMs = Double(nowNs() - t0) / 1e6
         let queries: [(GeoPoint, Double)] = (0..<100_000).map { _ in
-            let base = route.point(atDistance: rng.uniform(0, route.lengthM))
-            let p = Geodesy.destination(from: base, bearingDeg: rng.uniform(0, 360), distanceM: rng.uniform(0, 60))
-            return (p, rng.uniform(0, route.lengthM))
+            let base = route.point(atDistance: rng.uniform(0...route.lengthM))
+            let p = Geodesy.destination(from: base, bearingDeg: rng.uniform(0...360), distanceM: rng.uniform(0...60))
+            return (p, rng.uniform(0...route.lengthM))
         }
         var sink = 0.0
         // Warm up, then measure.
@@ -72,7 +57,7 @@ enum CoreBench {
     }
 
     static func tickAndFixBench() {
-        var rng = BenchRNG(state: 2)
+        var rng = SplitMix64(seed: 2)
         let routes = (0..<20).map { i in randomRoute(&rng, points: 2_000, origin: GeoPoint(lat: 60 + Double(i) * 0.05, lon: 24.9)) }
         let tripCount = 10_000
         let start: Int64 = 1_700_000_000_000
@@ -83,7 +68,7 @@ enum CoreBench {
             let route = routes[i % routes.count]
             guard var trip = try? Trip(id: "t\(i)", route: route, waypoints: [], destination: nil, config: TripConfig(), now: start) else { continue }
             _ = trip.created(now: start)
-            along[i] = rng.uniform(0, route.lengthM * 0.3)
+            along[i] = rng.uniform(0...route.lengthM * 0.3)
             trips.append(trip)
         }
         // Fix throughput: 10 rounds of one fix per trip, 3 s apart, judged then applied.
@@ -95,9 +80,9 @@ enum CoreBench {
             now += 3000
             seq += 1
             let batch: [FixInput] = trips.indices.map { i in
-                along[i] += rng.uniform(20, 60)
+                along[i] += rng.uniform(20...60)
                 let route = routes[i % routes.count]
-                let p = Geodesy.destination(from: route.point(atDistance: along[i]), bearingDeg: rng.uniform(0, 360), distanceM: rng.uniform(0, 8))
+                let p = Geodesy.destination(from: route.point(atDistance: along[i]), bearingDeg: rng.uniform(0...360), distanceM: rng.uniform(0...8))
                 return FixInput(lat: p.lat, lon: p.lon, ts: now, seq: seq, durationMs: 60_000, accuracyM: 8)
             }
             let t = nowNs()

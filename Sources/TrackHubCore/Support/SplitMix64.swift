@@ -3,7 +3,9 @@ import Foundation
 /// A small, fast, seedable random number generator (Steele, Lea and Flood's SplitMix64):
 /// the same seed gives the same stream everywhere.
 ///
-/// In the core so that the simulator, the load generator and the benchmarks share one copy.
+/// The only copy: the simulator, the benchmarks and the tests all draw from it, and tests
+/// hard-code what some seeds give (`SplitMix64Tests` pins the sequence), so its output must
+/// not change.
 /// The simulator gives every rider its own generator derived from the run's seed, so a rider's
 /// routes, speeds and noise do not depend on how the other riders' network replies interleave:
 /// the same `--seed` gives the same riders.

@@ -1,5 +1,6 @@
 import Foundation
 import TrackHubLWS
+import TrackHubProtocol
 import TrackHubServer
 import TrackHubStore
 
@@ -54,9 +55,7 @@ public final class SocketlessHub: @unchecked Sendable {
 
     /// A connection's received messages decoded as JSON objects.
     public func messages(_ id: ConnectionID) -> [[String: Any]] {
-        (host.connection(id)?.received ?? []).compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        (host.connection(id)?.received ?? []).compactMap { ServerMessage($0).foundationObject() }
     }
 
     /// Waits until a connection has received a message for which `matches` holds; returns it.
