@@ -5,8 +5,11 @@ import TrackHubCore
 public struct DeviceFix: Sendable, Equatable {
     /// The device id (1–64 characters of the trip-id alphabet): its credential.
     public var device: String
+    /// The fix for the device's trip: no `seq` (a resend with the same `ts` is a `duplicate`),
+    /// speed in m/s, heading in [0, 360); altitude (m) and battery (percent) when the app sent them.
     public var fix: FixInput
 
+    /// A fix of `device`, already converted to the hub's units by the OsmAnd or OwnTracks decoder.
     public init(device: String, fix: FixInput) {
         self.device = device
         self.fix = fix

@@ -6,14 +6,20 @@ public struct DeviceRequest: Sendable, Equatable {
     /// The longest `name` accepted, in bytes of UTF-8.
     public static let maxNameBytes = 256
 
+    /// The trip id to bind the device to; nil (`null`) leaves it bound to none.
     public var trip: String?
+    /// A label for people, at most `maxNameBytes`; nil when not given (a `PUT` without it clears it).
     public var name: String?
 
+    /// A request from fields already checked; `decode` checks a body's.
     public init(trip: String?, name: String?) {
         self.trip = trip
         self.name = name
     }
 
+    /// Decodes the body: `trip` is required (a trip id or `null`), `name` optional.
+    /// - Throws: `bad_request` naming the field (or for a body that is not a JSON object),
+    ///   `too_large` for a `name` over `maxNameBytes`.
     public static func decode(_ body: [UInt8], limits: ProtocolLimits = .default) throws(ProtocolError) -> DeviceRequest {
         let object = try RequestBody.object(body, limits: limits, emptyIsObject: false)
         guard let tripValue = object["trip"] else { throw .badRequest("trip is required (a trip id, or null to unbind)") }
@@ -26,12 +32,18 @@ public struct DeviceRequest: Sendable, Equatable {
 
 /// A device as the HTTP API shows it (PROTOCOL 11): `{device, trip, name, last_seen, last_position}`.
 public struct DeviceView: Sendable, Equatable {
+    /// The device id, which is also its credential on the phone endpoints.
     public var device: String
+    /// The trip its fixes go to now; nil when bound to none or when its trip has ended.
     public var trip: String?
+    /// The label given at `PUT`; nil when none.
     public var name: String?
+    /// The `ts` of its latest fix, ms since the epoch; nil before the first.
     public var lastSeen: Int64?
+    /// Where its latest fix put it; nil before the first.
     public var lastPosition: GeoPoint?
 
+    /// The view of one device, as the hub's device table has it.
     public init(device: String, trip: String?, name: String?, lastSeen: Int64?, lastPosition: GeoPoint?) {
         self.device = device
         self.trip = trip

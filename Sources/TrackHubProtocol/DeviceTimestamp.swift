@@ -6,6 +6,8 @@ public enum DeviceTimestamp {
     /// Numbers above this are milliseconds, below it seconds.
     public static let millisecondsThreshold: Double = 1e12
 
+    /// Parses any of the forms above (spaces around it ignored) to ms since the epoch; nil when
+    /// it is none of them or out of range. A number must be finite and not negative.
     public static func parse(_ text: String) -> Int64? {
         let trimmed = text.trimmingASCIISpaces
         if let number = JSONParser.parseNumber(trimmed), number.value.isFinite, number.value >= 0 {

@@ -3,11 +3,16 @@ import TrackHubCore
 /// The query of `GET /v1/route` (PROTOCOL 16): `?from=LAT,LON&to=LAT,LON&via=LAT,LON;LAT,LON&mode=car`.
 /// `from` and `to` are required; `via` (the stops in order) and `mode` (default `car`) are not.
 public struct RouteSearchQuery: Sendable, Equatable {
+    /// Where the route starts (`from`).
     public var from: GeoPoint
+    /// The stops to pass, in order; at most `ProtocolLimits.maxWaypoints`.
     public var via: [GeoPoint]
+    /// Where the route ends (`to`).
     public var to: GeoPoint
+    /// The profile the router searches with (`car` unless `mode` says otherwise).
     public var mode: TravelMode
 
+    /// A query from points already checked; `parse` checks the ranges and the `via` limit.
     public init(from: GeoPoint, via: [GeoPoint] = [], to: GeoPoint, mode: TravelMode = .car) {
         self.from = from
         self.via = via

@@ -8,6 +8,7 @@ public struct ShareRequest: Sendable, Equatable {
     /// Seconds from now until the token's `exp`.
     public var ttlSeconds: Int64
 
+    /// A link living `ttlSeconds`, not checked here; `decode` holds a body to 1 s through 30 days.
     public init(ttlSeconds: Int64 = ShareRequest.defaultTTLSeconds) {
         self.ttlSeconds = ttlSeconds
     }

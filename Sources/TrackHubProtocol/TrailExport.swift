@@ -4,8 +4,11 @@
 public enum TrailExport {
     /// One fix as the exports need it.
     public struct Point: Sendable {
+        /// When the device took the fix, ms since the epoch (GPX `time`, CSV `ts`).
         public var ts: Int64
+        /// Latitude in degrees, written with at most 7 decimals.
         public var lat: Double
+        /// Longitude in degrees, written with at most 7 decimals.
         public var lon: Double
         /// The ack reason of a fix that was stored but not applied; nil when applied.
         public var reason: String?
@@ -13,6 +16,7 @@ public enum TrailExport {
         public var altitude: Double?
         /// Percent, as a phone app reported it; nil when none.
         public var battery: Double?
+        /// One stored fix; `reason`, `altitude` and `battery` nil where the fix had none.
         public init(ts: Int64, lat: Double, lon: Double, reason: String?, altitude: Double? = nil, battery: Double? = nil) {
             self.ts = ts
             self.lat = lat
@@ -23,12 +27,16 @@ public enum TrailExport {
         }
     }
 
+    /// The CSV's first row, CRLF-terminated like every row.
     public static let csvHeader = "ts,lat,lon,reason,altitude,battery\r\n"
 
+    /// One CSV row, CRLF-terminated: numbers by `fixed7`, empty fields for what the fix lacks.
     public static func csvRow(_ point: Point) -> String {
         "\(point.ts),\(fixed7(point.lat)),\(fixed7(point.lon)),\(point.reason ?? ""),\(point.altitude.map(fixed7) ?? ""),\(point.battery.map(fixed7) ?? "")\r\n"
     }
 
+    /// Everything of the GPX document before the first `trkpt`: the `gpx` element with `server`
+    /// (the hub's name) as `creator`, and a `trk` named `trip`; both XML-escaped.
     public static func gpxHead(trip: String, server: String) -> String {
         """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -38,12 +46,14 @@ public enum TrailExport {
         """
     }
 
+    /// One `trkpt` line with its `time`; a stored-but-refused fix carries its reason as `type`.
     public static func gpxPoint(_ point: Point) -> String {
         var text = "<trkpt lat=\"\(fixed7(point.lat))\" lon=\"\(fixed7(point.lon))\"><time>\(iso8601(millis: point.ts))</time>"
         if let reason = point.reason { text += "<type>\(xmlEscaped(reason))</type>" }
         return text + "</trkpt>\n"
     }
 
+    /// Closes what `gpxHead` opened; written after the last point, even for an empty trail.
     public static let gpxTail = "</trkseg></trk>\n</gpx>\n"
 
     /// `2026-12-01T10:00:00.123Z` (UTC, milliseconds).

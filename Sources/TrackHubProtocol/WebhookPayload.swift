@@ -9,8 +9,9 @@ public struct WebhookPayload: Sendable, Equatable {
     public var type: String
     /// The event's name (`arrived`), for `--webhook-events`.
     public var eventName: String
-    /// The trip id and the event's `n`: together the `webhook-id` (`<trip>:<n>`).
+    /// The trip id; with `n`, the `webhook-id` (`<trip>:<n>`).
     public var trip: String
+    /// The event's number within its trip, from 1; with `trip`, the `webhook-id`.
     public var n: Int
     /// The event's `t`, ms since the epoch.
     public var t: Int64
