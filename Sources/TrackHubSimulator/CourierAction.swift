@@ -1,8 +1,13 @@
 /// An HTTP request a rider wants made; its answer comes back with the same `id`.
 public struct HTTPCall: Sendable, Equatable {
+    /// The rider's own request number, from 1, which the `httpResponse` event carries back; -1
+    /// for the runner's closing `DELETE`s, whose answers nobody waits for.
     public var id: Int
+    /// The HTTP method (`GET`, `POST`, `PUT` or `DELETE`).
     public var method: String
+    /// The path on the hub, query included (`/v1/trips/{id}/route`, `/v1/osmand?id=...`).
     public var path: String
+    /// The JSON body; nil to send none.
     public var body: [UInt8]?
 }
 
@@ -21,9 +26,14 @@ public enum CourierAction: Sendable, Equatable {
 
 /// What a transport reports back for a rider.
 public enum TransportEvent: Sendable {
+    /// The rider's WebSocket is open.
     case opened(rider: Int)
+    /// The rider's WebSocket closed or could not open; `code` nil when no close frame came.
     case closed(rider: Int, code: UInt16?, reason: String)
+    /// A text message from the hub on the rider's WebSocket (a reply, an ack or an event).
     case message(rider: Int, bytes: [UInt8])
+    /// The answer to the rider's `HTTPCall` numbered `id`; `status` 0 when the request failed
+    /// (the error text as `body`).
     case httpResponse(rider: Int, id: Int, status: Int, body: [UInt8])
 
     var rider: Int {
@@ -35,6 +45,8 @@ public enum TransportEvent: Sendable {
 
 /// An action for one rider.
 public struct SimulationAction: Sendable, Equatable {
+    /// The rider's number: its index in `Simulation.couriers`, from 0.
     public var rider: Int
+    /// What that rider's transport should do.
     public var action: CourierAction
 }

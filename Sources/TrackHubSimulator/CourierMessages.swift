@@ -3,14 +3,24 @@ import TrackHubProtocol
 
 /// One fix as the simulator sends it (PROTOCOL 3, `fix`).
 public struct SimulatedFix: Sendable, Equatable {
+    /// The trip id the hub gave at creation.
     public var trip: String
+    /// The rider's number for the fix within the trip, from 1 (not sent by the phone protocols).
     public var seq: Int64
+    /// The device clock's time of the fix, ms since the epoch: it runs `speedup` times faster than
+    /// the wall clock but never ahead of the hub's skew allowance, and rises with every fix.
     public var ts: Int64
+    /// Latitude in degrees, GPS noise included.
     public var lat: Double
+    /// Longitude in degrees, GPS noise included.
     public var lon: Double
+    /// `duration_ms`: wall ms since the rider's previous fix, at most 60 000; 0 for a trip's first.
     public var durationMs: Int64
+    /// The rider's speed, m/s (0 at a stop); nil for a trace rider.
     public var speedMps: Double?
+    /// The direction of travel, degrees clockwise from north; nil for a trace rider.
     public var heading: Double?
+    /// The reported accuracy, metres (`SimulationSettings.accuracyM`); nil for a trace rider.
     public var accuracyM: Double?
 }
 

@@ -40,6 +40,8 @@ public final class HubTransport: SimulationTransport {
         self.useLibev = useLibev
     }
 
+    /// Starts the WebSocket client's service thread; `sink` is then called from that thread and
+    /// from the HTTP pool's threads. Call once, before `perform`.
     public func start(sink: @escaping @Sendable (TransportEvent) -> Void) throws(SimulatorError) {
         let host = LWSClientHost(delegate: ClientDelegate(transport: self), useLibev: useLibev)
         state.withLock {
@@ -49,6 +51,8 @@ public final class HubTransport: SimulationTransport {
         do { try host.start() } catch { throw .connection("WebSocket client: \(error)") }
     }
 
+    /// Carries out `action` without blocking: WebSocket actions go to the client's service thread
+    /// (ignored before `start` or for a rider with no connection), HTTP calls to the pool, 8 at a time.
     public func perform(_ action: SimulationAction) {
         let rider = action.rider
         switch action.action {
@@ -85,6 +89,8 @@ public final class HubTransport: SimulationTransport {
         }
     }
 
+    /// Waits at most 10 s for HTTP calls in flight, then stops the client, closing every
+    /// WebSocket. Blocks until its thread has ended: never call it from the sink.
     public func stop() {
         _ = requests.wait(timeout: .now() + 10)
         let host = state.withLock { state -> LWSClientHost? in

@@ -6,9 +6,12 @@ public struct RecordedTrack: Sendable, Equatable {
     public struct Point: Sendable, Equatable {
         /// Milliseconds since the Unix epoch, as recorded.
         public var ts: Int64
+        /// Latitude in degrees.
         public var lat: Double
+        /// Longitude in degrees.
         public var lon: Double
 
+        /// A point as recorded; nothing is checked.
         public init(ts: Int64, lat: Double, lon: Double) {
             self.ts = ts
             self.lat = lat
@@ -21,6 +24,8 @@ public struct RecordedTrack: Sendable, Equatable {
     /// The points, `ts` strictly increasing.
     public var points: [Point]
 
+    /// A track from points already in time order (not checked; `TrackReader` drops a file's
+    /// points that go back in time).
     public init(name: String, points: [Point]) {
         self.name = name
         self.points = points

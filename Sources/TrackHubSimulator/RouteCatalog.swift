@@ -6,16 +6,22 @@ import TrackHubCore
 public final class RouteCatalog: Sendable {
     /// A fixed route with a name.
     public struct NamedRoute: Sendable {
+        /// The GeoJSON feature's `route_id` (`i95` when it has none), for logs and tests.
         public var name: String
+        /// The route; a trip on it sends the hub its points.
         public var route: Route
+        /// A named route.
         public init(name: String, route: Route) {
             self.name = name
             self.route = route
         }
     }
 
+    /// The planned I-95 routes, for synthetic trips not on a Helsinki graph route
+    /// (`graphRouteShare`); never empty from `load`.
     public let fixedRoutes: [NamedRoute]
     let graph: RoadGraph?
+    /// The recorded tracks trace riders replay, in file-name order; may be empty.
     public let traces: [RecordedTrack]
 
     /// A catalog from parts (tests build small ones).

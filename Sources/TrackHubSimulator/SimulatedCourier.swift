@@ -36,6 +36,8 @@ public struct SimulatedCourier: Sendable {
 
     enum Pending: Sendable { case fix, proceed, other }
 
+    /// The rider's number, from 0: its index in the simulation, and the stream index of its
+    /// generators (so a rider's trips do not depend on how many riders there are).
     public let rider: Int
     let kind: Kind
     let settings: SimulationSettings
@@ -56,6 +58,7 @@ public struct SimulatedCourier: Sendable {
     var deviceRequest: Int?
     var deviceFixRequests: Set<Int> = []
 
+    /// A new rider, not yet connected; its name comes from `rider` (or the track's name for a trace).
     public init(rider: Int, kind: Kind, settings: SimulationSettings, catalog: RouteCatalog) {
         self.rider = rider
         self.kind = kind

@@ -2,8 +2,11 @@
 /// transport events into rider inputs and rider steps into actions for a transport; it never
 /// sees a socket, so tests drive it with a fake hub and a hand-moved clock.
 public struct Simulation: Sendable {
+    /// Every rider, indexed by its `rider` number.
     public private(set) var couriers: [SimulatedCourier]
+    /// The run's counters so far, updated by `advance` and `handle`.
     public private(set) var stats = SimulationStats()
+    /// The settings every rider was made with.
     public let settings: SimulationSettings
 
     /// `settings.riders` riders; every `traceRiderEvery`-th replays a catalog trace (looping).

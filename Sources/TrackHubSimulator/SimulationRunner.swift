@@ -17,6 +17,8 @@ public final class SimulationRunner: @unchecked Sendable {
     /// The wall clock in ms since the epoch.
     public static let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
+    /// A runner for `simulation` over `transport`; `clock` gives ms since the epoch (tests inject
+    /// a hand-moved one). Nothing starts before `run`.
     public init(simulation: Simulation, transport: SimulationTransport, clock: @escaping @Sendable () -> Int64 = SimulationRunner.wallClock) {
         self.simulation = simulation
         self.transport = transport

@@ -27,13 +27,17 @@ public struct SimulationSettings: Sendable {
     public var traceRiderEvery = 10
     /// Device seconds between fixes.
     public var fixIntervalS = 1.0...3.0
-    /// GPS noise: standard deviation and cap, metres; reported accuracy.
+    /// GPS noise: the standard deviation of a fix's offset from the true position, metres.
     public var noiseSigmaM = 2.5
+    /// The cap on that offset, metres.
     public var noiseMaxM = 6.0
+    /// The accuracy every fix reports, metres.
     public var accuracyM = 5.0
-    /// Pause at a via point (a pickup), at the destination before ending, between trips.
+    /// Device seconds a rider waits at a via point (a pickup) after the hub confirms it.
     public var dwellS = 15.0...45.0
+    /// Device seconds a rider waits at the destination, after `arrived`, before ending the trip.
     public var arrivalDwellS = 5.0...20.0
+    /// Device seconds between one trip's end (or a failed creation) and the next trip.
     public var pauseBetweenTripsS = 3.0...15.0
     /// How long a rider waits for the hub to confirm a via point or arrival before giving up
     /// on the trip (device seconds).
@@ -45,6 +49,8 @@ public struct SimulationSettings: Sendable {
     /// How fixes are sent (default: the WebSocket `fix` op).
     public var fixProtocol: FixProtocol = .trackhub
 
+    /// Every setting at its default above (20 riders, real time, seed 1); `trackhub simulate`
+    /// starts from these and applies its flags.
     public init() {}
 
     /// What the hub's `ts` rule leaves for a device clock running ahead, ms.

@@ -1,6 +1,8 @@
 /// Counters of a run, for the status line and the exit status.
 public struct SimulationStats: Sendable, Equatable {
+    /// Riders in the run (`settings.riders`, or 1 for a replay).
     public var riders = 0
+    /// Fixes sent in any protocol, acked or not.
     public var fixesSent = 0
     /// Fixes acked `applied: true`.
     public var fixesApplied = 0
@@ -8,18 +10,23 @@ public struct SimulationStats: Sendable, Equatable {
     public var refusals: [String: Int] = [:]
     /// Events seen on the riders' subscriptions, by name.
     public var events: [String: Int] = [:]
+    /// Trips the hub created (`201` to `POST /v1/trips`).
     public var tripsStarted = 0
+    /// Trips the riders ended with a `DELETE` answered `200`.
     public var tripsEnded = 0
     /// Error replies, failed HTTP requests, lost connections, riders that gave up waiting.
     public var errors = 0
     /// The first few error texts.
     public var errorMessages: [String] = []
 
+    /// All counters at zero.
     public init() {}
 
     /// Fixes acked either way.
     public var fixesAcked: Int { fixesApplied + fixesRefused }
+    /// Fixes refused: `refusals` summed over every reason.
     public var fixesRefused: Int { refusals.values.reduce(0, +) }
+    /// Events seen, every name together.
     public var eventCount: Int { events.values.reduce(0, +) }
 
     mutating func recordError(_ text: String) {

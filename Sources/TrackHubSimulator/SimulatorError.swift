@@ -7,6 +7,7 @@ public enum SimulatorError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The hub could not be reached.
     case connection(String)
 
+    /// One line for the command's error output, prefixed by what failed (`sample data`, `track`, `hub`).
     public var description: String {
         switch self {
         case .badSampleData(let text): "sample data: \(text)"
