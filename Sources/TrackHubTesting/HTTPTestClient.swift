@@ -3,6 +3,8 @@ import Foundation
 /// Minimal blocking HTTP/1.1 client over a loopback socket (URLSession is avoided: it pulls
 /// libcurl quirks). One request per connection (`Connection: close`).
 public enum HTTPTestClient {
+    /// What this throws (`TestFailure`): a connection refused, or no whole HTTP answer before the
+    /// hub closed or 60 s passed.
     public typealias Failure = TestFailure
 
     /// Sends one request (`json` encoded as the body when given) and returns status and body.

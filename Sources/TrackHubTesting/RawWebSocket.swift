@@ -5,6 +5,8 @@ import TrackHubProtocol
 /// client cannot do: stop reading altogether (a slow consumer), or send a binary frame.
 /// It only reads when told to.
 public final class RawWebSocket {
+    /// What this throws (`TestFailure`): an upgrade refused, a close, a reset, a read past its
+    /// timeout, a message that is not a JSON object.
     public typealias Failure = TestFailure
 
     /// The connected socket (closed when this is released).

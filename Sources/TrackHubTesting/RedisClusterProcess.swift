@@ -12,6 +12,9 @@ public final class RedisClusterProcess {
     private let directory: String
     private var processes: [RedisAddress: ChildProcess] = [:]
 
+    /// Starts `count` masters on free loopback ports (each with its bus port free too) and waits
+    /// until every one reports `cluster_state:ok` and knows them all; throws `TestFailure` past
+    /// 10 s a wait. Nil (and a line on stdout) when redis-server or redis-cli is not installed.
     public static func start(masters count: Int = 3) throws -> RedisClusterProcess? {
         for binary in ["/usr/bin/redis-server", "/usr/bin/redis-cli"] where !FileManager.default.isExecutableFile(atPath: binary) {
             print("\(binary) not installed: skipping (scripts/install-deps.sh --test installs it)")

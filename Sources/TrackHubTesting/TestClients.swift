@@ -9,6 +9,7 @@ import TrackHubProtocol
 /// Thread safety (`@unchecked Sendable`): `state` is behind its `Mutex`; `condition` only
 /// wakes waiters; `host` is set once in `init` and is itself safe from any thread.
 public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
+    /// What this throws (`TestFailure`): a timeout, or a connection refused or closed while waited on.
     public typealias Failure = TestFailure
 
     struct State {
@@ -45,16 +46,21 @@ public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         TestConnection(clients: self, id: host.connect(WebSocketTarget(host: "127.0.0.1", port: port, path: path, origin: origin)))
     }
 
+    /// Delegate call (the client host's service thread): wakes `connect`'s wait.
     public func clientOpened(_ id: ConnectionID) {
         state.withLock { _ = $0.opened.insert(id) }
         signal()
     }
 
+    /// Delegate call (the client host's service thread): queues the message for its connection
+    /// and wakes the waiters.
     public func clientReceived(_ id: ConnectionID, message: [UInt8]) {
         state.withLock { $0.inbox[id, default: []].append(message) }
         signal()
     }
 
+    /// Delegate call (the client host's service thread): records the close (`closeInfo`); a
+    /// waiter on that connection then fails instead of timing out.
     public func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
         state.withLock { $0.closed[id] = (code, reason) }
         signal()
@@ -123,7 +129,9 @@ public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
 
 /// One test connection.
 public struct TestConnection {
+    /// The set the connection belongs to: its host sends, its inbox holds the messages.
     public let clients: TestClients
+    /// The connection's id on `clients.host`.
     public let id: ConnectionID
 
     /// A handle on connection `id` of `clients` (one opened with `clients.host.connect`).

@@ -6,7 +6,9 @@ import TrackHubStore
 /// one each in this process (only one lws-owned libev loop may exist per process), with a
 /// memory store and the package's web client as its web root.
 public final class TestHub: @unchecked Sendable {
+    /// The hub, started and listening by the end of `init`; `stop` stops it.
     public let hub: Hub
+    /// The hub's store, in memory: tests read what was made durable, or make it fail.
     public let store: MemoryTripStore
     /// The port the hub bound.
     public var port: Int { hub.port }

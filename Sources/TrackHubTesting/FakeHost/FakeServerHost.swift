@@ -10,9 +10,11 @@ import TrackHubLWS
 /// Test calls are safe from any thread: each is queued to the service thread; the `…AndWait`
 /// forms return once it has run there.
 public final class FakeServerHost: ServerHost, @unchecked Sendable {
-    // Touched only on the service thread.
+    /// The hub; set before `run`, then touched and called only on the service thread.
     public var delegate: ServerHostDelegate?
+    /// Always 0: nothing is bound.
     public let boundPort = 0
+    /// Always 0: there is no second listener.
     public let secondBoundPort = 0
     private var nextConnection: UInt64 = 1
     /// Whole answers, streamed ones joined, until `requestAndWait` takes them.
@@ -41,12 +43,18 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
     /// Called on the service thread after each write (`onWrite`).
     private var writeHook: (@Sendable (FakeServerHost, ConnectionID, String) -> Void)?
 
+    /// A host with no connections and no timer; `Hub.start` then calls `start` and `run` on the
+    /// hub's service thread.
     public init() {}
 
     // MARK: - ServerHost (the hub's side)
 
+    /// Does nothing: there is nothing to bind.
     public func start() throws {}
 
+    /// Serves on the calling thread (the service thread): runs the queued work in order (peer
+    /// events, wakes, test calls), then the writeable callbacks asked for, until `requestStop`;
+    /// then ends every open connection (`connectionClosed`, no close code) and returns.
     public func run() {
         while true {
             bell.wait()
@@ -79,11 +87,15 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         }
     }
 
+    /// Makes `run` return after the work queued before this call and after ending every open
+    /// connection (any thread).
     public func requestStop() {
         shared.withLock { $0.stopRequested = true }
         bell.signal()
     }
 
+    /// Only records the interval (`timerIntervalMicros`): the timer never fires by itself, only
+    /// at `fireTimer` / `fireTimerAndWait`.
     public func startTimer(intervalMicros: Int64) {
         shared.withLock { $0.timerIntervalMicros = intervalMicros }
     }
@@ -124,11 +136,15 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         answerWaiters.removeValue(forKey: id)?.signal()
     }
 
+    /// Asks for `nextMessage(for:)` calls, made after the current work while the peer reads
+    /// (otherwise once `setReading` lets it read again).
     public func requestWritable(_ id: ConnectionID) {
         shared.withLock { $0.connections[id]?.wantsWritable = true }
         bell.signal()  // served after the current callback, as lws would
     }
 
+    /// Records the message as received at once while the peer reads; `.mustQueue` while it does
+    /// not (`setReading`), `.failed` once the connection is closed or a close is pending.
     public func writeNow(_ id: ConnectionID, _ message: OutboundMessage) -> DirectWrite {
         let text = String(decoding: message.payload, as: UTF8.self)
         let outcome: DirectWrite = shared.withLock { state in
@@ -146,6 +162,9 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
     /// input to read), as a socket with unread bytes would be.
     public var hasInputWaiting: Bool { shared.withLock { $0.sendsWaiting > 0 } }
 
+    /// Counts a ping (`FakeConnection.pings`); false while the peer does not read or after the
+    /// connection closed. A peer that answers pings makes `connectionAnsweredPing` follow on the
+    /// service thread.
     public func ping(_ id: ConnectionID) -> Bool {
         let answered: Bool? = shared.withLock { state in
             guard let connection = state.connections[id], connection.isReading, !connection.isClosed else { return nil }
@@ -162,11 +181,15 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         shared.withLock { $0.connections[id]?.isClosed ?? true }
     }
 
+    /// Marks the connection dropped (`wasDropped`) and ends it with no close code;
+    /// `connectionClosed` follows on the service thread.
     public func drop(_ id: ConnectionID) {
         shared.withLock { $0.connections[id]?.wasDropped = true }
         enqueue { host in host.end(id, .none) }
     }
 
+    /// Records the hub's close (`closedWith`) and ends the connection; `connectionClosed` follows
+    /// on the service thread. A second close of the same connection is ignored.
     public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         let isNew: Bool = shared.withLock { state in
             guard state.connections[id]?.closedWith == nil else { return false }

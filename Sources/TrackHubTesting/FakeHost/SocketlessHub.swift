@@ -8,9 +8,13 @@ import TrackHubStore
 /// `ManualClock` for its rules and a memory store. Its timer fires only on `tick()`, so a
 /// test decides exactly when keep-alive, slow-reader, token and tick checks run.
 public final class SocketlessHub: @unchecked Sendable {
+    /// The hub, started by `init`; its service thread is the one `host.run` serves on.
     public let hub: Hub
+    /// The hub's connections and HTTP requests: tests play the peers through it.
     public let host = FakeServerHost()
+    /// The hub's time, wall and monotonic; it moves only when the test advances it.
     public let clock = ManualClock()
+    /// The hub's store, in memory: tests read what was made durable, or make it fail.
     public let store = MemoryTripStore()
 
     /// Starts a hub; `configure` changes the defaults.
