@@ -45,6 +45,8 @@ public final class RouterQueue: Sendable {
     public let startDeadlineNanos: UInt64
     private let queue = DispatchQueue(label: "trackhub.router")
     private let pending = Mutex(Pending())
+    /// The monotonic clock the start deadline is measured on, in nanoseconds (a test's own).
+    private let nanosNow: @Sendable () -> UInt64
 
     /// What is queued now: the total and each owner's count (an owner is in the map only
     /// while it has a search queued, so the map holds at most `limit` owners).
@@ -55,8 +57,14 @@ public final class RouterQueue: Sendable {
 
     /// A queue in front of `router`, with PROTOCOL 16's bounds as defaults: 1 000 searches, a
     /// tenth of them per owner (at least 1), 10 s to start.
-    public init(router: any Router, limit: Int = 1_000, perOwnerLimit: Int? = nil, startDeadlineSeconds: Double = 10) {
+    /// - Parameters:
+    ///   - nanosNow: the monotonic clock of the start deadline (default the system's).
+    public init(
+        router: any Router, limit: Int = 1_000, perOwnerLimit: Int? = nil, startDeadlineSeconds: Double = 10,
+        nanosNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) {
         self.router = router
+        self.nanosNow = nanosNow
         self.limit = limit
         self.perOwnerLimit = max(1, perOwnerLimit ?? limit / 10)
         self.startDeadlineNanos = UInt64(max(0, startDeadlineSeconds) * 1e9)
@@ -87,14 +95,14 @@ public final class RouterQueue: Sendable {
         }
         if let refusal { return refusal }
         let router = router
-        let queuedAt = DispatchTime.now().uptimeNanoseconds
+        let queuedAt = nanosNow()
         let deadline = startDeadlineNanos
         queue.async { [self] in
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = nanosNow()
             var skipped: Skipped?
             if !isWanted() {
                 skipped = .abandoned
-            } else if start - queuedAt > deadline {
+            } else if start &- queuedAt > deadline {
                 skipped = .tooLate
             }
             let result: Result<FoundRoute, RouterError>
@@ -103,7 +111,7 @@ public final class RouterQueue: Sendable {
             case .tooLate: result = .failure(.unavailable("the search did not start within \(deadline / 1_000_000_000) s of its request; try again"))
             case nil: result = router.findRoute(query)
             }
-            let seconds = skipped == nil ? Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 : 0
+            let seconds = skipped == nil ? Double(nanosNow() &- start) / 1e9 : 0
             pending.withLock { state in
                 state.total -= 1
                 if let owner {

@@ -5,6 +5,7 @@ import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubRouting
+import TrackHubTesting
 @testable import TrackHubServer
 
 /// The pieces behind the second round of hostile-client fixes (issue 41), tested without
@@ -58,7 +59,7 @@ final class GatedRouter: Router, @unchecked Sendable {
 @Suite struct RouterQueueTests {
     static let query = RouteQuery(points: [GeoPoint(lat: 60, lon: 24), GeoPoint(lat: 60.01, lon: 24)], mode: .car)
 
-    @Test func oneOwnerHoldsAtMostItsShareAndTheQueueItsLimit() {
+    @Test func oneOwnerHoldsAtMostItsShareAndTheQueueItsLimit() throws {
         let router = GatedRouter()
         let queue = RouterQueue(router: router, limit: 20)
         #expect(queue.perOwnerLimit == 2)
@@ -70,14 +71,12 @@ final class GatedRouter: Router, @unchecked Sendable {
         #expect(queue.search(Self.query) { _, _, _ in } == .queueFull)
         router.releaseAll.store(true, ordering: .relaxed)
         router.gate.signal()
-        let deadline = Date().addingTimeInterval(10)
-        while done.withLock({ $0 }) < 20 && Date() < deadline { usleep(1000) }
-        #expect(done.withLock { $0 } == 20)
+        try waitUntil("every queued search answered") { done.withLock { $0 } == 20 }
         #expect(queue.depth == 0)
         #expect(queue.search(Self.query, owner: "a") { _, _, _ in } == nil, "the share is given back once answered")
     }
 
-    @Test func aSearchWhoseClientHasGoneIsDroppedUnrun() {
+    @Test func aSearchWhoseClientHasGoneIsDroppedUnrun() throws {
         let router = GatedRouter()
         let queue = RouterQueue(router: router, limit: 10)
         let results = Mutex<[RouterQueue.Skipped?]>([])
@@ -85,27 +84,26 @@ final class GatedRouter: Router, @unchecked Sendable {
         _ = queue.search(Self.query, owner: "gone", isWanted: { false }) { _, skipped, _ in results.withLock { $0.append(skipped) } }
         router.releaseAll.store(true, ordering: .relaxed)
         router.gate.signal()
-        let deadline = Date().addingTimeInterval(10)
-        while results.withLock({ $0.count }) < 2 && Date() < deadline { usleep(1000) }
+        try waitUntil("both searches answered") { results.withLock { $0.count } == 2 }
         #expect(results.withLock { $0 } == [nil, .abandoned])
         #expect(router.ran.withLock { $0 } == 1, "the abandoned search did not run")
     }
 
-    @Test func aSearchNotStartedWithinTheDeadlineIsUnavailableUnrun() {
+    @Test func aSearchNotStartedWithinTheDeadlineIsUnavailableUnrun() throws {
         let router = GatedRouter()
-        let queue = RouterQueue(router: router, limit: 10, startDeadlineSeconds: 0.05)
+        // The queue's clock is the test's: 1 s passes while the first search runs.
+        let clock = Atomic<UInt64>(0)
+        let queue = RouterQueue(router: router, limit: 10, startDeadlineSeconds: 0.5, nanosNow: { clock.load(ordering: .relaxed) })
         let results = Mutex<[(RouterQueue.Skipped?, Result<FoundRoute, RouterError>)]>([])
         _ = queue.search(Self.query) { result, skipped, _ in results.withLock { $0.append((skipped, result)) } }
         _ = queue.search(Self.query) { result, skipped, _ in results.withLock { $0.append((skipped, result)) } }
-        // The first search is running; once the second has waited past its deadline, release.
-        let waitUntil = Date().addingTimeInterval(0.2)
-        while Date() < waitUntil { usleep(5000) }
+        try waitUntil("the first search running") { router.ran.withLock { $0 } == 1 }
+        clock.store(1_000_000_000, ordering: .relaxed)
         router.releaseAll.store(true, ordering: .relaxed)
         router.gate.signal()
-        let deadline = Date().addingTimeInterval(10)
-        while results.withLock({ $0.count }) < 2 && Date() < deadline { usleep(1000) }
+        try waitUntil("both searches answered") { results.withLock { $0.count } == 2 }
         let seen = results.withLock { $0 }
-        #expect(seen.count == 2)
+        #expect(seen.first?.0 == nil, "the first started in time and ran")
         #expect(seen.last?.0 == .tooLate)
         if case .failure(.unavailable)? = seen.last?.1 {} else { Issue.record("want unavailable, got \(String(describing: seen.last?.1))") }
         #expect(router.ran.withLock { $0 } == 1)

@@ -1,3 +1,5 @@
+import TrackHubProtocol
+
 /// `--max-refusal-rate N` (PROTOCOL 1): how many times a second one address may be refused
 /// for a bad credential (a 401, or a 404 for an unknown device on the phone endpoints)
 /// before its requests that need a credential are answered 429 without being checked, so
@@ -31,6 +33,20 @@ struct RefusalLimiter {
 
     /// Addresses with a bucket now (for tests and metrics).
     var trackedAddresses: Int { buckets.count }
+
+    /// The 429 for an address that has used up its refusals (answered without checking its
+    /// credential); nil: check it.
+    func refusal(for address: String, now: Int64) -> ProtocolError? {
+        guard isBlocked(address, now: now), let rate else { return nil }
+        return .rateLimited("\(address): more than \(Int(rate)) refused credentials per second; try again later")
+    }
+
+    /// Counts an answer against its address if it refused a bad credential: every 401, and a
+    /// 404 at a phone endpoint (an unknown device; PROTOCOL 1), refused upgrades included.
+    mutating func recordAnswer(status: Int, atDeviceDoor: Bool, peer: String, now: Int64) {
+        guard rate != nil, status == 401 || (status == 404 && atDeviceDoor) else { return }
+        recordRefusal(peer, now: now)
+    }
 
     /// True when `address` has used up its refusals: answer 429 without checking.
     func isBlocked(_ address: String, now: Int64) -> Bool {

@@ -100,6 +100,10 @@ protocol CommandDurability: AnyObject {
     func connectionClosed(_ id: ConnectionID)
     /// True while commands wait for their answer (the drain waits for them).
     var hasUnansweredCommands: Bool { get }
+    /// True when every command is applied here before anyone hears of it (a hub alone), so
+    /// a trip or device this hub does not know does not exist; false where another hub's
+    /// command may still be on its way (a cluster: use `afterApplying`).
+    var appliesCommandsOnArrival: Bool { get }
 }
 
 /// The clock moving trips advance on (PROTOCOL 6.3): one frame per trip per tick, every hub

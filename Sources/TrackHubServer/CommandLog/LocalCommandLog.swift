@@ -86,7 +86,8 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         hub.store.isHealthy ? .ok : .unavailable
     }
 
-    var hasUnansweredCommands: Bool { false }  // the drain waits for store batches instead
+    var hasUnansweredCommands: Bool { false }
+    var appliesCommandsOnArrival: Bool { true }  // the drain waits for store batches instead
     var movingTripCount: Int { hub.trips.animating.count }
 
     func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?) {

@@ -66,6 +66,19 @@ struct APIGate: Sendable {
         }
     }
 
+    /// True when a request must present a credential (a token, or a device id at a phone
+    /// endpoint): what `--max-refusal-rate` blocks. Preflights, the API description, pages
+    /// and health do not.
+    func needsCredential(_ request: HTTPRequest) -> Bool {
+        if request.isSecondListener { return true }
+        guard request.path.hasPrefix("/v1/") else { return false }
+        switch APIRoute.match(method: request.method, path: request.path) {
+        case .preflight, .route(.openAPI): return false
+        case .route(let route) where route.kind.access == .device: return true
+        default: return isSecured
+        }
+    }
+
     /// The 403 of a route, naming what the token lacks.
     private static func forbidden(_ route: APIRoute, _ request: HTTPRequest) -> ProtocolError {
         switch route {

@@ -5,7 +5,10 @@ import TrackHubProtocol
 /// WebSocket. Kept out of the routing code: the host reports, this formats.
 extension Hub {
     func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double) {
-        countRefusal(request, status: status)  // --max-refusal-rate (Hub+Auth)
+        // --max-refusal-rate: a refused credential counts against its address.
+        refusals.recordAnswer(
+            status: status, atDeviceDoor: request.isSecondListener || Self.isDeviceEndpoint(request.path),
+            peer: request.peerAddress, now: clock.wallMillis())
         guard HubLog.isEnabled(.info) else { return }
         // The path without its query (lws hands it over split already; cut again in case):
         // a query may hold a token, and the redaction is the second line of defence.

@@ -126,7 +126,7 @@ extension Hub {
             return nil  // no token needed (PROTOCOL 2)
         case .route(let route) where route.kind.access == .device:
             // The device id is the credential: checked here instead of a token.
-            if let refusal = refusalRateLimit(request, now: now) { return refusal }
+            if let refusal = refusals.refusal(for: request.peerAddress, now: now) { return refusal }
             if declaredLength > DeviceDoor.maxBodyBytes {
                 return .tooLarge("body: a phone's request is at most \(DeviceDoor.maxBodyBytes) bytes")
             }
@@ -136,46 +136,13 @@ extension Hub {
             return nil
         default:
             guard isSecured else { return nil }
-            if let refusal = refusalRateLimit(request, now: now) { return refusal }
+            if let refusal = refusals.refusal(for: request.peerAddress, now: now) { return refusal }
             do {
                 _ = try tokens.authenticate(request, now: now)
                 return nil
             } catch {
                 return error
             }
-        }
-    }
-
-    /// The 429 of `--max-refusal-rate` for an address that has used up its refusals for bad
-    /// credentials (`RefusalLimiter`); nil: check the credential.
-    func refusalRateLimit(_ request: HTTPRequest, now: Int64) -> ProtocolError? {
-        refusalRateLimit(peer: request.peerAddress, now: now)
-    }
-
-    func refusalRateLimit(peer: String, now: Int64) -> ProtocolError? {
-        guard refusals.isBlocked(peer, now: now) else { return nil }
-        return .rateLimited("\(peer): more than \(config.maxRefusalRate) refused credentials per second; try again later")
-    }
-
-    /// Counts a refusal for a bad credential against its address (PROTOCOL 1): every answer
-    /// 401, and 404 on a phone endpoint (an unknown device), refused upgrades included.
-    func countRefusal(_ request: HTTPRequest, status: Int) {
-        guard config.maxRefusalRate > 0 else { return }
-        let isDeviceDoor = request.isSecondListener || Self.isDeviceEndpoint(request.path)
-        guard status == 401 || (status == 404 && isDeviceDoor) else { return }
-        refusals.recordRefusal(request.peerAddress, now: clock.wallMillis())
-    }
-
-    /// True when a request must present a credential (a token, or a device id): what
-    /// `--max-refusal-rate` blocks. Preflights, the API description, pages and health do not.
-    func needsCredential(_ request: HTTPRequest) -> Bool {
-        if request.isSecondListener { return true }
-        let path = request.path
-        guard path.hasPrefix("/v1/") else { return false }
-        switch APIRoute.match(method: request.method, path: path) {
-        case .preflight, .route(.openAPI): return false
-        case .route(let route) where route.kind.access == .device: return true
-        default: return isSecured
         }
     }
 }

@@ -17,7 +17,7 @@ extension Hub {
             metrics.upgradesRefused += 1
             return .refuse(.forbidden("Origin \(request.origin ?? "") or Host \(request.host ?? "") is not allowed"))
         }
-        if isSecured, let refusal = refusalRateLimit(peer: request.peerAddress, now: clock.wallMillis()) {
+        if isSecured, let refusal = refusals.refusal(for: request.peerAddress, now: clock.wallMillis()) {
             metrics.upgradesRefused += 1
             return .refuse(refusal)  // --max-refusal-rate: the token is not checked
         }

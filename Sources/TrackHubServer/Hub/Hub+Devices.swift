@@ -126,13 +126,14 @@ extension Hub {
         respondError(connection, error)
     }
 
-    /// True when `id` is not a registered device and cannot become one by waiting: on a hub
-    /// alone every registration is applied before it is answered; in a cluster a device
-    /// registered through another hub a moment ago may not be applied here yet, so the
-    /// request is read (at most 64 KiB) and the lookup waits for the log (`deviceFix`).
-    /// An id of the wrong shape is left to the parser, whose 400 names the field.
+    /// True when `id` is not a registered device and cannot become one by waiting: where the
+    /// log applies every command before it is answered (a hub alone), what this hub does not
+    /// know does not exist; in a cluster a device registered through another hub a moment
+    /// ago may not be applied here yet, so the request is read (at most 64 KiB) and the
+    /// lookup waits for the log (`deviceFix`). An id of the wrong shape is left to the
+    /// parser, whose 400 names the field.
     func isSurelyUnknownDevice(_ id: String) -> Bool {
-        devices[id] == nil && config.clusterSeeds == nil && TripID.isValid(id)
+        devices[id] == nil && commands.appliesCommandsOnArrival && TripID.isValid(id)
     }
 
     /// True for the paths phones post to (their refusals are counted by reason).

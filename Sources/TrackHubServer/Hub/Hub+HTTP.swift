@@ -9,7 +9,8 @@ extension Hub {
     func httpRequest(_ request: HTTPRequest) {
         metrics.httpRequests += 1
         let now = clock.wallMillis()
-        if needsCredential(request), let refusal = refusalRateLimit(request, now: now) {
+        // The address's bucket first: a dictionary look-up, and nothing at all when the limit is off.
+        if let refusal = refusals.refusal(for: request.peerAddress, now: now), apiGate.needsCredential(request) {
             return respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
         }
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
@@ -87,7 +88,8 @@ extension Hub {
         // Identity before work (PROTOCOL 11): a phone's device, once the body is in, is
         // looked up before the body is parsed (an id in the query or path was looked up
         // before the body was read, `httpRefusalBeforeBody`).
-        if case .route(let route) = APIRoute.match(method: request.method, path: request.path), route.kind.access == .device,
+        if Self.isDeviceEndpoint(request.path),
+           case .route(let route) = APIRoute.match(method: request.method, path: request.path), route.kind.access == .device,
            let id = DeviceDoor.device(request, route: route), isSurelyUnknownDevice(id) {
             metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
             throw .notFound("device \(id) is not registered")

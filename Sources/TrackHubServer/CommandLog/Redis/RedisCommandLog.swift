@@ -140,6 +140,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
 
     var hasUnansweredCommands: Bool { !state.pending.isEmpty || !state.awaitingLog.isEmpty }
+    /// Another node's command may still be on its way here (PROTOCOL 15).
+    var appliesCommandsOnArrival: Bool { false }
     var movingTripCount: Int { state.schedule.count }
     var keepsRecentEvents: Bool { true }
 
