@@ -5,7 +5,7 @@ import TrackHubProtocol
 /// /metrics as PROTOCOL 14 wants it: build info, process_*, seconds, counters ending _total.
 @Suite struct MetricsNamingTests {
     static func rendered() -> String {
-        var metrics = HubMetrics()
+        let metrics = HubMetrics()
         metrics.fixAck.observe(ms: 3, count: 4)
         let cluster = RedisCommandLog.metricsText(up: true, lagMs: 1500, counters: .init())
         return metrics.render(trips: 0, movingTrips: 0, draining: false, commandLog: cluster)

@@ -12,7 +12,7 @@ import TrackHubProtocol
     }
 
     @Test func anIDIsReservedOrPresentNeverBothAndSlotsAreNeverReused() throws {
-        var table = TripTable(tickHz: 10)
+        let table = TripTable(tickHz: 10)
         let first = table.reserve("a"), again = table.reserve("a")
         #expect(first && !again)  // taken while being created
         table.release("a")
@@ -30,7 +30,7 @@ import TrackHubProtocol
     }
 
     @Test func theInPlaceWalkVisitsEveryTripOnceWithItsOwnEntry() throws {
-        var table = TripTable(tickHz: 10)
+        let table = TripTable(tickHz: 10)
         for id in ["a", "b", "c"] { table.add(id) { try! entry(id, slot: $0) } }
         table.remove("b")
         var seen: [String: Int] = [:]
@@ -42,7 +42,7 @@ import TrackHubProtocol
     }
 
     @Test func aRemovedTripLeavesNothingBehind() throws {
-        var table = TripTable(tickHz: 10)
+        let table = TripTable(tickHz: 10)
         table.add("a", lastEventSent: 4) { try! entry("a", slot: $0) }
         table.animating.insert("a")
         table.markStateUnstored("a")
@@ -57,7 +57,7 @@ import TrackHubProtocol
     }
 
     @Test func theArrivedTripsAreKnownWithoutAWalkUntilTheyEndOrGo() throws {
-        var table = TripTable(tickHz: 10)
+        let table = TripTable(tickHz: 10)
         for id in ["a", "b", "c"] { table.add(id) { try! entry(id, slot: $0) } }
         #expect(table.arrived(atOrBefore: .max).isEmpty)
         /// Drives a trip to its destination (the route's end) until it has arrived.

@@ -9,13 +9,13 @@ import TrackHubStore
 extension LocalCommandLog {
     func create(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel?, now: Int64, reply connection: ConnectionID) {
         if hub.trips.isTaken(id) {
-            return hub.respondError(connection, .conflict("id: trip \(id) already exists"))
+            return hub.replies.respondError(connection, .conflict("id: trip \(id) already exists"))
         }
         var trip: Trip
         do {
             trip = try hub.makeTrip(id: id, body, route: route, found: found, now: now)
         } catch {
-            return hub.respondError(connection, error)
+            return hub.replies.respondError(connection, error)
         }
         let riderJSON = body.rider.map { TripView.riderJSON($0) }
         let created = trip.created(now: now)
@@ -30,14 +30,14 @@ extension LocalCommandLog {
             switch result {
             case .failure(let error):
                 hub.trips.release(id)
-                hub.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
+                hub.replies.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
             case .success:
                 hub.trips.add(id) { slot in TripEntry(trip: createdTrip, createdAt: now, slot: slot, riderJSON: riderJSON) }
                 guard let entry = hub.trips[id] else { return }
                 let answerTime = hub.clock.wallMillis()
                 var view = TripView(id: id, entry: entry, trail: [], now: answerTime)
                 view.includeRouteSource = true  // PROTOCOL 16: router or client
-                hub.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
+                hub.replies.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
                 // Viewers who subscribed before the trip existed: the event, then the state.
                 hub.sendEvents([(created.n, payload)], trip: id)
                 hub.sendSnapshotToSubscribers(trip: id, now: answerTime)
@@ -48,7 +48,7 @@ extension LocalCommandLog {
     func proceed(trip id: String, now: Int64, reply: Reply) {
         switch hub.changeProceed(id, at: now) {
         case .failure(let error):
-            hub.answerFailure(reply, error)
+            hub.replies.answerFailure(reply, error)
         case .success(let change):
             store(change, trip: id, what: "proceed", reply: reply) { [self] in
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
@@ -66,7 +66,7 @@ extension LocalCommandLog {
     ) {
         switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
         case .failure(let error):
-            if let reply { hub.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
+            if let reply { hub.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
             store(change, trip: id, what: "route", reply: reply) { [self] in
                 if let reply { hub.answerDone(reply, trip: id) }
@@ -78,7 +78,7 @@ extension LocalCommandLog {
     func end(trip id: String, now: Int64, reply: Reply?) {
         let wasAnimating = hub.trips.animating.contains(id)
         guard let change = hub.changeEnd(id, at: now) else {
-            if let reply { hub.answerFailure(reply, .notFound("trip \(id) does not exist")) }
+            if let reply { hub.replies.answerFailure(reply, .notFound("trip \(id) does not exist")) }
             return
         }
         if change.events.isEmpty {
@@ -105,7 +105,7 @@ extension LocalCommandLog {
             case .failure(let error):
                 undo(change, trip: id)
                 undoAlso()
-                if let reply { hub.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)")) }
+                if let reply { hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)")) }
             case .success:
                 stored()
             }

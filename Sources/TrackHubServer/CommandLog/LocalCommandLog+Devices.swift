@@ -18,25 +18,25 @@ extension LocalCommandLog {
                     hub.devices[id] = device
                     hub.answerDevice(reply, device)
                 case .failure(let error):
-                    hub.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
             }
         case .delete(let id):
-            guard let device = hub.devices[id] else { return hub.answerFailure(reply, .notFound("device \(id) is not registered")) }
+            guard let device = hub.devices[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             hub.persist([.deleteDevice(id: id)]) { [self] result in
                 switch result {
                 case .success:
                     hub.forgetDevice(id)
                     hub.answerDevice(reply, device)
                 case .failure(let error):
-                    hub.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
             }
         }
     }
 
     func submitDeviceFix(_ fix: FixInput, device id: String, trip: String?, reply: Reply, now: Int64) {
-        guard var device = hub.devices[id] else { return hub.answerFailure(reply, .notFound("device \(id) is not registered")) }
+        guard var device = hub.devices[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
         if trip == nil { device.trip = nil }  // its trip ended or went: it stays registered, bound to none
         device.lastSeen = now
         device.lastPosition = fix.point
@@ -50,9 +50,9 @@ extension LocalCommandLog {
             hub.persist([.device(seen)]) { [self] result in
                 switch result {
                 case .success:
-                    if case .device(let connection, let source) = reply { hub.respondDevice(connection, source) }
+                    if case .device(let connection, let source) = reply { hub.replies.respondDevice(connection, source) }
                 case .failure(let error):
-                    hub.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
+                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
                 }
             }
         }

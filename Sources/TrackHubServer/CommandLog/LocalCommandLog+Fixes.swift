@@ -36,7 +36,7 @@ extension LocalCommandLog {
         var queue = fixQueues.removeValue(forKey: trip) ?? FixQueue()
         defer { fixQueues[trip] = queue }
         if queue.waitingFixCount + fixes.count > Self.maxWaitingFixesPerTrip {
-            return hub.answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
+            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
         }
         queue.waiting.append(FixQueue.Request(fixes: fixes, reply: reply, receivedAt: now))
         queue.waitingFixCount += fixes.count
@@ -71,7 +71,7 @@ extension LocalCommandLog {
                 judgeAndStore(trip: trip, requests)
             case .failure(let error):
                 for request in requests {
-                    hub.answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
+                    hub.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
                 }
                 batchDone(trip: trip)
             }
@@ -91,7 +91,7 @@ extension LocalCommandLog {
     private func judgeAndStore(trip: String, _ requests: [FixQueue.Request]) {
         guard let memoryBefore = hub.trips[trip]?.trip.judgeMemory else {
             // The trip is gone (purged meanwhile): nothing to judge against.
-            for request in requests { hub.answerFailure(request.reply, .notFound("trip \(trip) does not exist")) }
+            for request in requests { hub.replies.answerFailure(request.reply, .notFound("trip \(trip) does not exist")) }
             return batchDone(trip: trip)
         }
         var verdicts: [[FixVerdict]] = []
@@ -113,7 +113,7 @@ extension LocalCommandLog {
                 // Nothing was stored: forget these fixes, so a resend is judged afresh.
                 hub.trips.mutate(trip) { $0.trip.judgeMemory = memoryBefore }
                 for request in requests {
-                    hub.answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
+                    hub.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
                 }
             case .success:
                 let commitTime = hub.clock.wallMillis()
@@ -123,7 +123,7 @@ extension LocalCommandLog {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
                         hub.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt)
                     }
-                    hub.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
+                    hub.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
                 hub.considerAutoReroute(trip: trip, now: commitTime)
             }

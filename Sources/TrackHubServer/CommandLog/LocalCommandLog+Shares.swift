@@ -14,12 +14,12 @@ extension LocalCommandLog {
                     hub.shareLinks.record(share)
                     hub.answerShareIssued(reply, share, issuedAt: issuedAt)
                 case .failure(let error):
-                    hub.answerFailure(reply, .unavailable("share: the store could not commit (\(error)); try again"))
+                    hub.replies.answerFailure(reply, .unavailable("share: the store could not commit (\(error)); try again"))
                 }
             }
         case .revoke(let jti):
             guard let known = hub.shareLinks.link(jti), !ShareLinks.hasExpired(known, nowMs: now) else {
-                return hub.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti)))
+                return hub.replies.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti)))
             }
             let revoked = hub.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
             hub.persist([.share(revoked)]) { [self] result in
@@ -27,7 +27,7 @@ extension LocalCommandLog {
                 case .success:
                     hub.answerShareRevoked(reply, jti: jti)
                 case .failure(let error):
-                    hub.answerFailure(reply, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
+                    hub.replies.answerFailure(reply, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
                 }
             }
         }

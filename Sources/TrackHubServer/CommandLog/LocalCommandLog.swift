@@ -31,7 +31,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     func submit(_ command: TripCommand, reply: Reply?, now: Int64) {
         if case .create = command {} else if hub.trips[command.trip] == nil {
-            if let reply { hub.answerFailure(reply, .notFound("trip \(command.trip) does not exist")) }
+            if let reply { hub.replies.answerFailure(reply, .notFound("trip \(command.trip) does not exist")) }
             return
         }
         switch command {

@@ -51,7 +51,7 @@ extension Hub {
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
         case .failure(let error):
-            sendError(to: id, re: decoded.id, authorizeUndecoded(message, from: id) ?? error)
+            replies.sendError(to: id, re: decoded.id, authorizeUndecoded(message, from: id) ?? error)
         case .success(let clientMessage):
             handle(clientMessage, re: decoded.id, from: id, now: now)
         }
@@ -65,9 +65,4 @@ extension Hub {
         fanout.answeredPing(id)
     }
 
-    /// An `error` reply, counted by code.
-    func sendError(to id: ConnectionID, re: MessageID?, _ error: ProtocolError) {
-        metrics.errorsOut[error.code.rawValue, default: 0] += 1
-        fanout.enqueue(payload: ServerReplies.error(re: re, error), to: id)
-    }
 }

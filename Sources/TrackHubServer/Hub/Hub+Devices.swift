@@ -29,12 +29,12 @@ extension Hub {
 
     func listDevices(_ connection: ConnectionID) {
         let sorted = devices.all.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
-        respond(connection, status: 200, json: HTTPBodies.deviceList(sorted.map(deviceView)))
+        replies.respond(connection, status: 200, json: HTTPBodies.deviceList(sorted.map(deviceView)))
     }
 
     func getDevice(_ connection: ConnectionID, id: String) throws(ProtocolError) {
         guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
-        respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+        replies.respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
     }
 
     /// Registers or rebinds a device; answered once durable (`answerDevice`).
@@ -48,7 +48,7 @@ extension Hub {
         }
         // A trip created a moment ago through another hub of a cluster may not be applied here yet.
         commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
-            guard trips[trip] != nil else { return respondError(connection, .notFound("trip \(trip) does not exist")) }
+            guard trips[trip] != nil else { return replies.respondError(connection, .notFound("trip \(trip) does not exist")) }
             commands.submit(command, reply: .http(connection), now: now)
         }
     }
@@ -62,7 +62,7 @@ extension Hub {
     func answerDevice(_ reply: Reply, _ device: StoredDevice) {
         switch reply {
         case .http(let connection), .device(let connection, _):
-            respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
+            replies.respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
         case .webSocket:
             break  // device changes come over HTTP only
         }
@@ -87,14 +87,14 @@ extension Hub {
             do throws(ProtocolError) {
                 try acceptDeviceFix(connection, device: id, fix, source: source, now: now)
             } catch {
-                respondDeviceError(connection, source, error)
+                replies.respondDeviceError(connection, source, error)
             }
         }
     }
 
     private func acceptDeviceFix(_ connection: ConnectionID, device id: String, _ fix: DeviceFix?, source: DeviceFix.Source, now: Int64) throws(ProtocolError) {
         guard let device = devices[id] else { throw .notFound("device \(id) is not registered") }
-        guard let fix else { return respondDevice(connection, source) }
+        guard let fix else { return replies.respondDevice(connection, source) }
         guard devices.takeFixToken(id, ratePerSecond: config.maxFixRate, now: now) else {
             throw .rateLimited("device \(id): more than \(config.maxFixRate) fixes per second")
         }
@@ -105,25 +105,9 @@ extension Hub {
         }
         // PROTOCOL 15: the fix is judged in its trip's partition, which this hub then applies.
         commands.usingTrip(bound, reply: .device(connection, source), now: now) { [self] in
-            guard let device = devices[id] else { return respondDeviceError(connection, source, .notFound("device \(id) is not registered")) }
+            guard let device = devices[id] else { return replies.respondDeviceError(connection, source, .notFound("device \(id) is not registered")) }
             commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
         }
-    }
-
-    /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks `[]`.
-    func respondDevice(_ connection: ConnectionID, _ source: DeviceFix.Source) {
-        switch source {
-        case .osmand:
-            respond(connection, HTTPResponse(status: 200, contentType: "text/plain", headers: [("cache-control", "no-store")], body: []))
-        case .owntracks:
-            respond(connection, status: 200, json: Array("[]".utf8))
-        }
-    }
-
-    /// A refused device request, counted by reason (the error code).
-    func respondDeviceError(_ connection: ConnectionID, _ source: DeviceFix.Source, _ error: ProtocolError) {
-        metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
-        respondError(connection, error)
     }
 
     /// True when `id` is not a registered device and cannot become one by waiting: where the

@@ -58,32 +58,6 @@ extension Hub {
         }
     }
 
-    func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
-        switch reply {
-        case .webSocket(let id, let re):
-            for (fix, verdict) in zip(fixes, verdicts) {
-                metrics.acksOut += 1
-                fanout.enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
-            }
-        case .http(let id):
-            metrics.acksOut += fixes.count
-            respond(id, status: 200, json: HTTPBodies.acks(trip: trip, fixes: fixes, verdicts: verdicts))
-        case .device(let id, let source):
-            // 200 whether applied or stored as refused: a phone resends anything else (PROTOCOL 11).
-            metrics.acksOut += fixes.count
-            respondDevice(id, source)
-        }
-    }
-
-    /// Answers a command that could not be carried out.
-    func answerFailure(_ reply: Reply, _ error: ProtocolError) {
-        switch reply {
-        case .webSocket(let id, let re): sendError(to: id, re: re, error)
-        case .http(let id): respondError(id, error)
-        case .device(let id, let source): respondDeviceError(id, source, error)
-        }
-    }
-
     /// Stores a trip's state with its new events, then sends the events (PROTOCOL 7: an
     /// event is stored before it is sent). `then` runs after the events went out.
     func storeStateAndSend(_ events: [TripEvent], trip: String, then: (@Sendable (Result<Void, StoreError>) -> Void)? = nil) {

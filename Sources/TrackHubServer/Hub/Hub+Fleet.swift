@@ -157,7 +157,7 @@ extension Hub {
 
     func fleetClustersHTTP(_ connection: ConnectionID, _ query: ClustersQuery, now: Int64) throws(ProtocolError) {
         let answer = FleetAnswer(index: fleet.index, viewport: query.viewport, t: fleet.indexTime == 0 ? now : fleet.indexTime, maxItems: config.maxItems)
-        respond(connection, status: 200, json: answer.httpBody())
+        replies.respond(connection, status: 200, json: answer.httpBody())
     }
 }
 

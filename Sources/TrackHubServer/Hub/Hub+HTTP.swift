@@ -11,15 +11,15 @@ extension Hub {
         let now = clock.wallMillis()
         // The address's bucket first: a dictionary look-up, and nothing at all when the limit is off.
         if let refusal = refusals.refusal(for: request.peerAddress, now: now), apiGate.needsCredential(request) {
-            return respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
+            return replies.respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
         }
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
         if !originPolicy.allowsHost(request.host) {
-            respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
+            replies.respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
             return
         }
         if !originPolicy.allowsOrigin(request.origin, host: request.host) {
-            respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
+            replies.respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
             return
         }
         let path = request.path
@@ -29,13 +29,13 @@ extension Hub {
                 trips: trips.count, movingTrips: commands.movingTripCount, draining: draining,
                 delivery: fanout.counters, subscriptions: fanout.subscriptions.count, unsentBytes: fanout.unsentBytes,
                 commandLog: commands.metricsText(now: now) + webhookMetricsText)
-            return respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
+            return replies.respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {
             do {
                 try routeAPI(request, now: now)
             } catch {
-                respondError(request.connection, error)
+                replies.respondError(request.connection, error)
             }
             return
         }
@@ -48,14 +48,14 @@ extension Hub {
     private func osmandListenerRequest(_ request: HTTPRequest, now: Int64) {
         guard request.path == "/" || request.path == "/v1/osmand" else {
             metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
-            return respondError(request.connection, .notFound("this port serves only the OsmAnd protocol at /"))
+            return replies.respondError(request.connection, .notFound("this port serves only the OsmAnd protocol at /"))
         }
         var osmand = request
         osmand.path = "/v1/osmand"
         do {
             try routeAPI(osmand, now: now)
         } catch {
-            respondError(request.connection, error)
+            replies.respondError(request.connection, error)
         }
     }
 
@@ -78,7 +78,7 @@ extension Hub {
             }
         }
         let body = HTTPBodies.health(status: status, trips: trips.count, connections: fanout.count, server: serverName)
-        respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
+        replies.respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
     }
 
     /// `/v1/...` routes: admitted by the gate (`APIGate`: 401, 404, 405, 400, 413, 403 in
@@ -96,13 +96,13 @@ extension Hub {
         }
         switch apiGate.decide(request, now: now) {
         case .preflight(let allowed):
-            respond(request.connection, CORS.preflight(allowed: allowed))
+            replies.respond(request.connection, CORS.preflight(allowed: allowed))
         case .openAPI:
-            respond(request.connection, HTTPResponse(
+            replies.respond(request.connection, HTTPResponse(
                 status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: serverName)))
         case .methodNotAllowed(let error, let allow):
             metrics.errorsOut[error.code.rawValue, default: 0] += 1
-            respond(request.connection, HTTPResponse(
+            replies.respond(request.connection, HTTPResponse(
                 status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
             if Self.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
@@ -126,7 +126,7 @@ extension Hub {
             do throws(ProtocolError) {
                 try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now)
             } catch {
-                respondError(connection, error)
+                replies.respondError(connection, error)
             }
         }
     }
@@ -174,7 +174,7 @@ extension Hub {
             if fixes.isEmpty {
                 // Nothing to store: answered here, from what this hub knows of the trip.
                 guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-                respond(connection, status: 200, json: HTTPBodies.noAcks)
+                replies.respond(connection, status: 200, json: HTTPBodies.noAcks)
             } else {
                 commands.submit(.fixes(trip: id, fixes), reply: reply, now: now)
             }
@@ -226,7 +226,7 @@ extension Hub {
         let views = page.map {
             TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false, audience: audience(of: visible, trip: $0))
         }
-        respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
+        replies.respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
     }
 
     /// The trip with its last 100 fixes (PROTOCOL 5). The trail is read off the service
@@ -242,7 +242,7 @@ extension Hub {
             case .success(let read):
                 trail = read
             case .failure(let error) where !afterCommand:
-                return respondError(connection, ProtocolError(.unavailable, "trip \(id): the store could not be read (\(error)); try again"))
+                return replies.respondError(connection, ProtocolError(.unavailable, "trip \(id): the store could not be read (\(error)); try again"))
             case .failure(let error):
                 logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
                 trail = []
@@ -250,8 +250,8 @@ extension Hub {
             var view = TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience)
             view.includeRouteSource = status == 201  // PROTOCOL 16: the create's answer says where its route came from
             let body = HTTPBodies.trip(view)
-            if status == 201 { return respondCreated(connection, id: id, json: body) }
-            respond(connection, status: status, json: body)
+            if status == 201 { return replies.respondCreated(connection, id: id, json: body) }
+            replies.respond(connection, status: status, json: body)
         }
     }
 
@@ -272,7 +272,7 @@ extension Hub {
             case .success(let opened):
                 (body, first) = opened
             case .failure(let error):
-                return respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
+                return replies.respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
             }
             var headers = [("cache-control", "no-store")]
             if let name = format.attachmentName(trip: id) {
@@ -283,7 +283,7 @@ extension Hub {
                 // Weak: the host keeps the response while it streams, and the hub owns the host.
                 response.requestChunk = { [weak self] connection in self?.supplyTrailChunk(connection, body, trip: id) }
             }
-            respond(connection, response)
+            replies.respond(connection, response)
         }
     }
 
@@ -308,27 +308,10 @@ extension Hub {
 
     // MARK: - Responses
 
-    func respond(_ connection: ConnectionID, status: Int, json: [UInt8]) {
-        respond(connection, HTTPResponse(status: status, headers: [("cache-control", "no-store")], body: json))
-    }
-
-    func respond(_ connection: ConnectionID, _ response: HTTPResponse) {
-        host.respond(connection, response)
-    }
-
-    /// `201` with the trip and its `Location` (PROTOCOL 14).
-    func respondCreated(_ connection: ConnectionID, id: String, json: [UInt8]) {
-        respond(connection, HTTPResponse(status: 201, headers: [("cache-control", "no-store"), ("location", "/v1/trips/\(id)")], body: json))
-    }
-
     /// Headers on every answer (the host's refusals included): CORS for an allowed origin.
     func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
         CORS.responseHeaders(origin: request.origin, host: request.host, policy: originPolicy)
     }
 
-    func respondError(_ connection: ConnectionID, _ error: ProtocolError) {
-        metrics.errorsOut[error.code.rawValue, default: 0] += 1
-        respond(connection, status: error.code.httpStatus, json: HTTPBodies.error(error))
-    }
 }
 

@@ -6,7 +6,7 @@ import TrackHubStore
 /// The WebSocket ops of PROTOCOL section 3.
 extension Hub {
     func handle(_ message: ClientMessage, re: MessageID?, from id: ConnectionID, now: Int64) {
-        if let refusal = authorize(message, from: id, now: now) { return sendError(to: id, re: re, refusal) }
+        if let refusal = authorize(message, from: id, now: now) { return replies.sendError(to: id, re: re, refusal) }
         switch message {
         case .hello:
             fanout.enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
@@ -37,7 +37,7 @@ extension Hub {
         metrics.fixesIn += 1
         guard let session = fanout[id] else { return }
         if !session.takeFixToken(now: now, ratePerSecond: config.maxFixRate) {
-            sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
+            replies.sendError(to: id, re: re, ProtocolError(.rateLimited, "fix: more than \(config.maxFixRate) fixes per second on this connection"))
             return
         }
         commands.submit(.fixes(trip: trip, [fix]), reply: .webSocket(id, re), now: now)

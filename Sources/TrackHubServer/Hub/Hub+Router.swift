@@ -75,7 +75,7 @@ extension Hub {
                     .create(id: id, request, route: route, rawBody: raw, found: RouterTravel(durationS: found.durationS)),
                     reply: reply, now: clock.wallMillis())
             } catch {
-                answerFailure(reply, error)
+                replies.answerFailure(reply, error)
             }
         }
     }
@@ -87,9 +87,9 @@ extension Hub {
         searchRoute(RouteQuery(points: query.points, mode: query.mode), client: SearchClient(connection: connection, peer: peer)) { [self] result in
             switch result {
             case .success(let found):
-                respond(connection, status: 200, json: HTTPBodies.foundRoute(path: found.path, distanceM: found.lengthM, durationS: found.durationS))
+                replies.respond(connection, status: 200, json: HTTPBodies.foundRoute(path: found.path, distanceM: found.lengthM, durationS: found.durationS))
             case .failure(let error):
-                respondError(connection, Self.routerProblem(error, mode: query.mode, name: { i in
+                replies.respondError(connection, Self.routerProblem(error, mode: query.mode, name: { i in
                     i == 0 ? "from" : i == stops + 1 ? "to" : "via[\(i - 1)]"
                 }))
             }

@@ -33,7 +33,7 @@ extension Hub {
                     guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
                     try issueShare(connection, trip: id, request, now: now)
                 } catch {
-                    respondError(connection, error)
+                    replies.respondError(connection, error)
                 }
             }
         }
@@ -56,7 +56,7 @@ extension Hub {
         if shareLinks.link(jti) != nil { return commands.submit(.revoke(jti: jti), reply: .http(connection), now: now) }
         // A link issued a moment ago through another hub of a cluster may not be applied here yet.
         commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
-            guard shareLinks.link(jti) != nil else { return respondError(connection, .notFound(Self.unknownShareMessage(jti))) }
+            guard shareLinks.link(jti) != nil else { return replies.respondError(connection, .notFound(Self.unknownShareMessage(jti))) }
             commands.submit(.revoke(jti: jti), reply: .http(connection), now: now)
         }
     }
@@ -69,10 +69,10 @@ extension Hub {
     /// minted here (the same token for the same claims, so the log never holds one).
     func answerShareIssued(_ reply: Reply, _ share: StoredShare, issuedAt: Int64) {
         guard case .http(let connection) = reply else { return }  // issued over HTTP only
-        guard let secret = tokens.secrets.first else { return respondError(connection, .conflict(Self.openHubShareRefusal)) }
+        guard let secret = tokens.secrets.first else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
         let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti)
         let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
-        respond(connection, HTTPResponse(
+        replies.respond(connection, HTTPResponse(
             status: 201, headers: [("cache-control", "no-store")],
             body: HTTPBodies.share(token: token, jti: share.jti, expiresAt: share.expiresAt)))
     }
@@ -80,7 +80,7 @@ extension Hub {
     /// The answer to `DELETE /v1/shares/{jti}`.
     func answerShareRevoked(_ reply: Reply, jti: String) {
         guard case .http(let connection) = reply else { return }
-        respond(connection, status: 200, json: HTTPBodies.shareRevoked(jti: jti))
+        replies.respond(connection, status: 200, json: HTTPBodies.shareRevoked(jti: jti))
     }
 
     /// Revokes `share` in this hub's table (at `t`, unless it already was) and ends its

@@ -11,7 +11,7 @@ extension Hub {
     func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
         guard let session = fanout[id] else { return }
         if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
-            sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
+            replies.sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
             return
         }
         if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {

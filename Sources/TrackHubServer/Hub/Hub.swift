@@ -22,12 +22,14 @@ public final class Hub: @unchecked Sendable {
     /// Every rule's notion of now (keep-alive, slow readers, tokens, drain, the tick).
     let clock: HubClock
     let serverName = TrackHubVersion.serverName
-    var metrics = HubMetrics()
+    let metrics = HubMetrics()
 
     /// The open WebSocket sessions, who follows which trip, and every write to them.
     let fanout: Fanout
+    /// Every answer to a request, in its door's form.
+    let replies: Replies
     /// The trips, their animation schedule and what goes with each (one owner: see TripTable).
-    var trips: TripTable
+    let trips: TripTable
     var draining = false
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
@@ -96,6 +98,7 @@ public final class Hub: @unchecked Sendable {
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
+        self.replies = Replies(host: self.host, fanout: fanout, metrics: metrics)
         self.host.delegate = HubHostDelegate(hub: self)
     }
 

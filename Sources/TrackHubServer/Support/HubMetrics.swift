@@ -1,10 +1,10 @@
 import TrackHubProtocol
 import TrackHubRouting
 
-/// Counters the hub exposes at `/metrics` (Prometheus text). Owned by the service thread;
-/// `render` runs there too. Names follow Prometheus: base units (seconds, bytes), counters
+/// Counters the hub exposes at `/metrics` (Prometheus text). One per hub, shared by reference
+/// by the services of the service thread, which alone touch it; `render` runs there too. Names follow Prometheus: base units (seconds, bytes), counters
 /// end in `_total`; docs/operations.md has the full table.
-struct HubMetrics {
+final class HubMetrics {
     var messagesIn = 0
     var fixesIn = 0
     var fixesApplied = 0
@@ -52,12 +52,12 @@ struct HubMetrics {
 
     /// Counts one search that never ran: `abandoned` (its client had gone when its turn
     /// came) or `too_late` (it waited longer than the queue's start deadline).
-    mutating func routerSkipped(_ skipped: RouterQueue.Skipped) {
+    func routerSkipped(_ skipped: RouterQueue.Skipped) {
         routerSearches[skipped == .abandoned ? "abandoned" : "too_late", default: 0] += 1
     }
 
     /// Counts one search that ran and observes its time.
-    mutating func routerSearched(_ result: Result<FoundRoute, RouterError>, seconds: Double) {
+    func routerSearched(_ result: Result<FoundRoute, RouterError>, seconds: Double) {
         let label: String
         switch result {
         case .success: label = "ok"

@@ -71,7 +71,7 @@ extension Hub {
         case .http(let connection):
             respondTrip(connection, id: id, status: 200)
         case .device(let connection, let source):
-            respondDevice(connection, source)
+            replies.respondDevice(connection, source)
         }
     }
 

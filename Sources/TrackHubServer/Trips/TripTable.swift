@@ -2,14 +2,15 @@ import TrackHubCore
 
 /// The trips a hub holds, and what goes with each: its entry, the ids being created, the
 /// animation schedule, the last event sent live, and whose marker state is not yet stored.
-/// Owned by the hub on its service thread; every change goes through a method here, which
-/// keeps these invariants:
+/// One per hub, shared by reference by the services of its service thread (the command
+/// log, the tick, the HTTP and WebSocket handlers), which alone touch it; every change goes
+/// through a method here, which keeps these invariants:
 /// - each trip gets a slot no other trip of this process has had (a send queue's frames are
 ///   replaced by slot, so a reused slot would let one trip's frame replace another's);
 /// - an id is being created or exists, never both;
 /// - a removed trip leaves nothing behind (schedule, last event, unstored state);
 /// - the last event sent live never goes down (a replay never repeats one).
-struct TripTable {
+final class TripTable {
     /// Every trip by id.
     private(set) var entries: [String: TripEntry] = [:]
     /// Ids being created (stored, not yet committed): taken, not yet visible.
@@ -39,14 +40,14 @@ struct TripTable {
     // MARK: - Creating and removing
 
     /// Takes `id` for a create in flight (false: it is taken already).
-    mutating func reserve(_ id: String) -> Bool {
+    func reserve(_ id: String) -> Bool {
         if isTaken(id) { return false }
         creating.insert(id)
         return true
     }
 
     /// Gives back an id whose create did not commit.
-    mutating func release(_ id: String) {
+    func release(_ id: String) {
         creating.remove(id)
     }
 
@@ -55,7 +56,7 @@ struct TripTable {
     /// False, and nothing changes, when the id is present already (callers check first; a
     /// stored or logged duplicate must not take the hub down).
     @discardableResult
-    mutating func add(_ id: String, lastEventSent: Int = 0, _ make: (_ slot: Int) -> TripEntry) -> Bool {
+    func add(_ id: String, lastEventSent: Int = 0, _ make: (_ slot: Int) -> TripEntry) -> Bool {
         guard entries[id] == nil else { return false }
         creating.remove(id)
         var entry = make(nextSlot)
@@ -67,7 +68,7 @@ struct TripTable {
     }
 
     /// Forgets a trip and everything about it.
-    mutating func remove(_ id: String) {
+    func remove(_ id: String) {
         entries[id] = nil
         arrivedTrips.remove(id)
         animating.remove(id)
@@ -81,7 +82,7 @@ struct TripTable {
     /// changing it and writing it back would make Swift copy the trip's remembered-fix sets
     /// on every fix (copy-on-write with two owners); this never does.
     @discardableResult
-    mutating func mutate<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
+    func mutate<Result>(_ id: String, _ body: (inout TripEntry) -> Result) -> Result? {
         guard let index = entries.index(forKey: id) else { return nil }
         let result = body(&entries.values[index])
         if let arrived = Self.relist(&entries.values[index]) { list(id, arrived: arrived) }
@@ -98,7 +99,7 @@ struct TripTable {
         return arrived
     }
 
-    private mutating func list(_ id: String, arrived: Bool) {
+    private func list(_ id: String, arrived: Bool) {
         if arrived { arrivedTrips.insert(id) } else { arrivedTrips.remove(id) }
     }
 
@@ -107,7 +108,7 @@ struct TripTable {
     /// inline struct, with a retain and a release of every reference in it): at 1 000 000
     /// trips such walks took most of the service thread's time (BENCHMARKS.md, "A hub with a
     /// million trips"). `body` must not change the entry nor touch the table.
-    mutating func forEachEntryInPlace(_ body: (String, inout TripEntry) -> Void) {
+    func forEachEntryInPlace(_ body: (String, inout TripEntry) -> Void) {
         var index = entries.startIndex
         while index != entries.endIndex {
             body(entries.keys[index], &entries.values[index])
@@ -134,7 +135,7 @@ struct TripTable {
     var lastEventsSent: [String: Int] { lastEventSent }
 
     /// Notes that event `n` of a trip went out live.
-    mutating func noteEventSent(_ n: Int, trip: String) {
+    func noteEventSent(_ n: Int, trip: String) {
         guard entries[trip] != nil else { return }
         lastEventSent[trip] = max(lastEventSent[trip] ?? 0, n)
     }
@@ -142,13 +143,13 @@ struct TripTable {
     // MARK: - Marker state to store
 
     /// A trip's marker state changed (stored with the next batch).
-    mutating func markStateUnstored(_ id: String) { unstoredState.insert(id) }
+    func markStateUnstored(_ id: String) { unstoredState.insert(id) }
 
     /// A trip's marker state goes into the store with its own batch.
-    mutating func markStateStored(_ id: String) { unstoredState.remove(id) }
+    func markStateStored(_ id: String) { unstoredState.remove(id) }
 
     /// The trips whose state is to be stored now, forgotten here.
-    mutating func takeUnstoredStates() -> Set<String> {
+    func takeUnstoredStates() -> Set<String> {
         defer { unstoredState.removeAll(keepingCapacity: true) }
         return unstoredState
     }

@@ -14,7 +14,7 @@ extension RedisCommandLog {
         var requestNumber: Int64?
         if let reply {
             if state.pending.count >= ClusterState.maxPending {
-                hub.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
+                hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
                 return
             }
             let number = state.nextRequest
@@ -35,7 +35,7 @@ extension RedisCommandLog {
                 counters.appendFailures += 1
                 guard let request else { return }
                 answerPending(request) { [self] reply in
-                    hub.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
+                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
                 }
             }
         }
@@ -80,7 +80,7 @@ extension RedisCommandLog {
         let late = state.pending.filter { $0.value.answer == nil && now - $0.value.appendedAt > ClusterState.pendingTimeoutMs }
         for request in late.keys.sorted() {
             answerPending(request) { [self] reply in
-                hub.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
+                hub.replies.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
             }
         }
     }

@@ -88,11 +88,11 @@ extension RedisCommandLog {
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         guard let id = command.trip else {
-            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.badRequest, "trip: missing from the log entry")) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.badRequest, "trip: missing from the log entry")) }
         }
         if command.kind != .create {
             guard hub.trips[id] != nil else {
-                return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
             }
             // The trip's grid ticks before this entry come first (see Hub+ClusterTick).
             advanceTicks(of: id, through: t)
@@ -115,7 +115,7 @@ extension RedisCommandLog {
 
     private func applyCreate(_ command: ClusterCommand, trip id: String, at t: Int64, request: Int64?) {
         if hub.trips[id] != nil {
-            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
         }
         let trip: Trip
         let riderJSON: [UInt8]?
@@ -124,7 +124,7 @@ extension RedisCommandLog {
             riderJSON = body.rider.map { TripView.riderJSON($0) }
             trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, now: t)
         } catch {
-            return answer(request) { [self] reply in hub.answerFailure(reply, error) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         var created = trip
         let event = created.created(now: t)
@@ -155,7 +155,7 @@ extension RedisCommandLog {
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
-        answer(request) { [self] reply in hub.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
+        answer(request) { [self] reply in hub.replies.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
         hub.persist(records) { _ in }
     }
 
@@ -163,7 +163,7 @@ extension RedisCommandLog {
         let change: ChangeUndo
         switch hub.changeProceed(id, at: t) {
         case .success(let done): change = done
-        case .failure(let error): return answer(request) { [self] reply in hub.answerFailure(reply, error) }
+        case .failure(let error): return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         // Now, not once stored locally: every node numbers this segment alike.
         hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
@@ -182,7 +182,7 @@ extension RedisCommandLog {
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
                 found: command.found, at: t).get()
         } catch {
-            return answer(request) { [self] reply in hub.answerFailure(reply, error) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         hub.storeStateAndSend(change.events, trip: id) { [self] _ in
             answer(request) { [self] reply in hub.answerDone(reply, trip: id) }

@@ -31,7 +31,7 @@ extension RedisCommandLog {
     func afterApplying(upTo t: Int64, reply: Reply, _ then: @escaping () -> Void) {
         if state.watermark >= t { return then() }
         guard state.awaitingLog.count < ClusterState.maxPending else {
-            return hub.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for the cluster log; try again"))
+            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for the cluster log; try again"))
         }
         state.awaitingLog.append(ClusterState.AwaitingLog(upTo: t, since: hub.clock.wallMillis(), reply: reply, then: then))
     }
@@ -47,7 +47,7 @@ extension RedisCommandLog {
             if state.watermark >= item.upTo {
                 item.then()
             } else if now - item.since > ClusterState.awaitLogTimeoutMs {
-                hub.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with the cluster log within \(ClusterState.awaitLogTimeoutMs / 1000) s; try again"))
+                hub.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with the cluster log within \(ClusterState.awaitLogTimeoutMs / 1000) s; try again"))
             } else {
                 still.append(item)
             }
@@ -57,7 +57,7 @@ extension RedisCommandLog {
 
     func applyDeviceCommand(_ command: ClusterCommand, entry: ClusterReadBatch.Entry, request: Int64?) {
         guard let id = command.device else {
-            return answer(request) { [self] reply in hub.answerFailure(reply, ProtocolError(.badRequest, "device: missing from the log entry")) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.badRequest, "device: missing from the log entry")) }
         }
         switch command.kind {
         case .putDevice:
@@ -66,7 +66,7 @@ extension RedisCommandLog {
             answer(request) { [self] reply in hub.answerDevice(reply, device) }
         case .deleteDevice:
             guard let device = state.devices.delete(id) else {
-                return answer(request) { [self] reply in hub.answerFailure(reply, .notFound("device \(id) is not registered")) }
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
             hub.forgetDevice(id)
             answer(request) { [self] reply in hub.answerDevice(reply, device) }
@@ -74,10 +74,10 @@ extension RedisCommandLog {
             // In the device's partition, after its registration: an unknown device here is one
             // deleted before this entry, on every node alike.
             guard noteDeviceSighting(command, entry: entry) != nil else {
-                return answer(request) { [self] reply in hub.answerFailure(reply, .notFound("device \(id) is not registered")) }
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
             answer(request) { [self] reply in
-                if case .device(let connection, let source) = reply { hub.respondDevice(connection, source) }
+                if case .device(let connection, let source) = reply { hub.replies.respondDevice(connection, source) }
             }
         case .create, .route, .proceed, .end, .fixes, .share, .revokeShare:
             break

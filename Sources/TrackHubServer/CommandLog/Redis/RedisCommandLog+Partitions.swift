@@ -40,7 +40,7 @@ extension RedisCommandLog {
             return then()
         }
         guard state.parts[p].waiting.count < ClusterPartition.maxWaiting else {
-            return hub.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
+            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
         }
         state.parts[p].waiting.append(ClusterState.AwaitingLog(upTo: now, since: now, reply: reply, then: then))
         if state.parts[p].phase == .idle { startApplying(p) }
@@ -66,7 +66,7 @@ extension RedisCommandLog {
                 if part.phase == .applied && part.watermark >= item.upTo {
                     ready.append(item.then)
                 } else if now - item.since > ClusterPartition.loadTimeoutMs {
-                    hub.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
+                    hub.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
                 } else {
                     still.append(item)
                 }

@@ -20,13 +20,13 @@ extension RedisCommandLog {
 
     func applyShareCommand(_ command: ClusterCommand, entry: ClusterReadBatch.Entry, request: Int64?) {
         guard let jti = command.jti else {
-            return answer(request) { [self] reply in hub.answerFailure(reply, .badRequest("share: jti missing from the log entry")) }
+            return answer(request) { [self] reply in hub.replies.answerFailure(reply, .badRequest("share: jti missing from the log entry")) }
         }
         let t = entry.id.ms
         switch command.kind {
         case .share:
             guard let trip = command.trip, let expiresAt = command.expiresAt, let issuedAt = command.issuedAt else {
-                return answer(request) { [self] reply in hub.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
             }
             let share = hub.shareLinks.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
             // Bounded as on a hub alone: a link already past its expiry (a node replaying an
@@ -35,7 +35,7 @@ extension RedisCommandLog {
             answer(request) { [self] reply in hub.answerShareIssued(reply, share, issuedAt: issuedAt) }
         case .revokeShare:
             guard let known = hub.shareLinks.link(jti), !ShareLinks.hasExpired(known, nowMs: t) else {
-                return answer(request) { [self] reply in hub.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti))) }
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti))) }
             }
             hub.revokeShareHere(known, at: t)
             answer(request) { [self] reply in hub.answerShareRevoked(reply, jti: jti) }

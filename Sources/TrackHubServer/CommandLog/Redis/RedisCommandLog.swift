@@ -62,7 +62,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
                 _ = try hub.makeTrip(id: "check", body, route: route, found: found, now: now)
                 if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
-                if let reply { hub.answerFailure(reply, error) }
+                if let reply { hub.replies.answerFailure(reply, error) }
                 return
             }
             var entry = ClusterCommand(kind: .create, trip: id, body: String(decoding: rawBody, as: UTF8.self))
