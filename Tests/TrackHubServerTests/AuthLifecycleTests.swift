@@ -185,7 +185,7 @@ import TrackHubTesting
         let box = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let target = hub.hub
-        target.runOnServiceThread {
+        target.inbox.run {
             box.withLock { $0 = read(target) }
             done.signal()
         }

@@ -275,7 +275,7 @@ import TrackHubTesting
     static func openConnections(_ hub: TestHub) throws -> Int {
         let count = Mutex<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
-        hub.hub.runOnServiceThread {
+        hub.hub.inbox.run {
             count.withLock { $0 = (hub.hub.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }
             done.signal()
         }

@@ -9,7 +9,7 @@ import TrackHubStore
 /// tick schedule each (PROTOCOL 6.3).
 ///
 /// Threads: like the hub, owned by the service thread; other threads hand work in with
-/// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
+/// `hub.inbox.run`. That is why it is `@unchecked Sendable`.
 final class LocalCommandLog: CommandLog, @unchecked Sendable {
     unowned let hub: Hub
     /// Per trip with fixes on their way to the store (idle trips hold none): bounded by the

@@ -24,7 +24,7 @@ extension Hub {
         let store = store
         Hub.storeReadQueue.async { [self] in
             let result = Result(catching: { () throws(StoreError) in try read(store) })
-            runOnServiceThread { [self] in
+            inbox.run { [self] in
                 if holdsDrain { storeReadsInFlight -= 1 }
                 if case .failure = result { metrics.storeReadFailures += 1 }
                 then(result)
@@ -114,7 +114,7 @@ extension Hub {
         storeBatchesInFlight += 1
         let submitted = systemMonotonicMicros()
         store.append(records) { [self] result in
-            runOnServiceThread { [self] in
+            inbox.run { [self] in
                 metrics.storeCommit.observe(ms: (systemMonotonicMicros() - submitted) / 1000)
                 storeBatchesInFlight -= 1
                 if case .failure = result { metrics.storeFailures += 1 }

@@ -131,7 +131,7 @@ extension Hub {
             }
             let seconds = Double(systemMonotonicMicros() - started) / 1_000_000
             let result = FleetBuildResult(index: index, answers: answers, seconds: seconds)
-            runOnServiceThread { [self] in fleetBuilt(result, at: now, startedMicros: tickStarted) }
+            inbox.run { [self] in fleetBuilt(result, at: now, startedMicros: tickStarted) }
         }
     }
 

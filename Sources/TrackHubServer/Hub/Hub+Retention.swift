@@ -13,7 +13,7 @@ extension Hub {
         let cutoff = now - Int64(config.retainDays) * 86_400_000
         retaining.purgeEnded(before: cutoff, batch: Self.purgeBatchRows) { [self] ids in
             guard !ids.isEmpty else { return }
-            runOnServiceThread { [self] in
+            inbox.run { [self] in
                 for id in ids where trips[id]?.trip.status == .ended {
                     trips.remove(id)
                 }

@@ -29,7 +29,7 @@ extension Hub {
         }
         let interest = client.map { routeSearchClients.add($0.connection) }
         let refusal = router.search(query, owner: client?.peer, isWanted: { interest?.isWanted ?? true }) { [self] result, skipped, seconds in
-            runOnServiceThread { [self] in
+            inbox.run { [self] in
                 if let interest, let client { routeSearchClients.remove(interest, of: client.connection) }
                 if let skipped {
                     metrics.routerSkipped(skipped)

@@ -68,7 +68,7 @@ extension Hub {
         while rest.next < rest.trips.count {
             if yielding, sinceCheck >= SubTickRest.deliveriesPerSlice {
                 sinceCheck = 0
-                if inboxHasWork || host.hasInputWaiting {
+                if inbox.hasWork || host.hasInputWaiting {
                     subTickRest = rest
                     metrics.tickYields += 1
                     host.wake()

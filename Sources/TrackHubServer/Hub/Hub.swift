@@ -9,7 +9,7 @@ import TrackHubStore
 ///
 /// Threads: the service thread owns every field below except `inbox`. Other threads
 /// (store completions, the fleet builder, signal handlers) hand work in with
-/// `runOnServiceThread`, which queues a closure and wakes the loop (`lws_cancel_service`).
+/// `inbox.run`, which queues a closure and wakes the loop (`lws_cancel_service`).
 /// No lock is taken on the per-frame path. That is why this class is `@unchecked Sendable`.
 public final class Hub: @unchecked Sendable {
     /// The settings the hub was started with (`trackhub serve`'s flags); never changed after `init`.
@@ -62,7 +62,8 @@ public final class Hub: @unchecked Sendable {
     /// Delivers events to `--webhook` URLs on its own thread (Hub+Webhooks.swift); set in `start`.
     var webhooks: WebhookDispatcher?
 
-    private let inbox = Mutex<[@Sendable () -> Void]>([])
+    /// Work other threads hand to the service thread.
+    let inbox: ServiceThreadInbox
     private let startedSignal = DispatchSemaphore(value: 0)
     private let stoppedSignal = DispatchSemaphore(value: 0)
     private let startError = Mutex<String?>(nil)
@@ -98,6 +99,7 @@ public final class Hub: @unchecked Sendable {
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
+        self.inbox = ServiceThreadInbox(host: self.host)
         self.replies = Replies(host: self.host, fanout: fanout, metrics: metrics)
         self.host.delegate = HubHostDelegate(hub: self)
     }
@@ -144,7 +146,7 @@ public final class Hub: @unchecked Sendable {
     /// Graceful shutdown (SIGTERM): stop taking new work, commit and ack what was received,
     /// close every connection with 1001, then stop. Returns at once; see `waitUntilStopped`.
     public func beginShutdown() {
-        runOnServiceThread { [self] in
+        inbox.run { [self] in
             if draining { return }  // a second signal: the drain is already under way
             drain(startedAt: clock.monotonicMicros())
         }
@@ -155,24 +157,6 @@ public final class Hub: @unchecked Sendable {
         host.requestStop()
         waitUntilStopped()
         store.close()
-    }
-
-    /// Hands work to the service thread; safe from any thread.
-    func runOnServiceThread(_ work: @escaping @Sendable () -> Void) {
-        inbox.withLock { $0.append(work) }
-        host.wake()
-    }
-
-    /// Work is waiting in the inbox (store commits to apply and ack, service thread).
-    var inboxHasWork: Bool { inbox.withLock { !$0.isEmpty } }
-
-    private func drainInbox() {
-        let work = inbox.withLock { pending -> [@Sendable () -> Void] in
-            let taken = pending
-            pending.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for item in work { item() }
     }
 
     // MARK: - Start-up
@@ -211,7 +195,7 @@ public final class Hub: @unchecked Sendable {
         if (storeBatchesInFlight > 0 || storeReadsInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
-                runOnServiceThread { [self] in drain(startedAt: startedAt) }
+                inbox.run { [self] in drain(startedAt: startedAt) }
             }
             return
         }
@@ -223,7 +207,7 @@ public final class Hub: @unchecked Sendable {
             return
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
-            runOnServiceThread { [self] in finishDrain(startedAt: startedAt) }
+            inbox.run { [self] in finishDrain(startedAt: startedAt) }
         }
     }
 
@@ -234,20 +218,20 @@ public final class Hub: @unchecked Sendable {
             return
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
-            runOnServiceThread { [self] in finishDrain(startedAt: startedAt) }
+            inbox.run { [self] in finishDrain(startedAt: startedAt) }
         }
     }
 }
 
 extension Hub {
     func serviceWoke() {
-        drainInbox()
+        inbox.drain()
         resumeSubTick()  // the rest of a sub-tick that stepped aside for input (Hub+Tick)
     }
 
     func timerFired() {
         // Work handed in before the loop could be woken (e.g. a signal during start-up).
-        drainInbox()
+        inbox.drain()
         tick()
     }
 }

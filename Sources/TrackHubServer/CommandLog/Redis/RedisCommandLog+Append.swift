@@ -31,7 +31,7 @@ extension RedisCommandLog {
         let what = command.kind == .fixes ? "fix" : command.kind.rawValue
         state.writer.append(partition: partition, payload: command.encoded()) { [self] result in
             guard case .failure(let error) = result else { return }
-            hub.runOnServiceThread { [self] in
+            hub.inbox.run { [self] in
                 counters.appendFailures += 1
                 guard let request else { return }
                 answerPending(request) { [self] reply in

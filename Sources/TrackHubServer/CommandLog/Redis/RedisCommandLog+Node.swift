@@ -57,17 +57,17 @@ extension RedisCommandLog {
         state.lastSnapshotAt = hub.clock.wallMillis()
         state.reader = ClusterLogReader(
             seeds: seeds, partitions: partitions, after: positions,
-            deliver: { [self] batch in hub.runOnServiceThread { [self] in applyLogBatch(batch) } },
+            deliver: { [self] batch in hub.inbox.run { [self] in applyLogBatch(batch) } },
             connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }
                 writer.reconnectBeforeNextSend()
-                hub.runOnServiceThread { [self] in
+                hub.inbox.run { [self] in
                     self.state.readerUp = up
                     self.state.readerError = why
                 }
             })
         state.leases = PartitionLeases(seeds: seeds, nodeID: nodeID, partitions: partitions, leaseMs: hub.config.clusterLeaseMs) { [self] round in
-            hub.runOnServiceThread { [self] in leasesReported(round) }
+            hub.inbox.run { [self] in leasesReported(round) }
         }
         state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * hub.config.clusterLeaseMs, 3000))
         self.state = state

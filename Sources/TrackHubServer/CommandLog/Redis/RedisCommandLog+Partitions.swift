@@ -98,7 +98,7 @@ extension RedisCommandLog {
                 loaded = .failure(error)
             }
             let records = (try? loaded.get()).map { PartitionSnapshot.newStoreRecords($0.trips, store: store) } ?? []
-            hub.runOnServiceThread { [self] in
+            hub.inbox.run { [self] in
                 switch loaded {
                 case .success(let snapshot): install(snapshot, records: records)
                 case .failure(let error):
@@ -106,7 +106,7 @@ extension RedisCommandLog {
                     state.parts[p].phase = .idle
                     if state.parts[p].owned || !state.parts[p].waiting.isEmpty {
                         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
-                            hub.runOnServiceThread { [self] in if state.parts[p].phase == .idle { startApplying(p) } }
+                            hub.inbox.run { [self] in if state.parts[p].phase == .idle { startApplying(p) } }
                         }
                     }
                 }
@@ -205,7 +205,7 @@ extension RedisCommandLog {
                 logWarning("cluster snapshot not written: \(error)")
             }
             let count = written
-            hub.runOnServiceThread { [self] in
+            hub.inbox.run { [self] in
                 state.snapshotInFlight = false
                 if count > 0 { counters.snapshotsWritten += 1 }
             }

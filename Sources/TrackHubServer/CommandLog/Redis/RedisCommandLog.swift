@@ -15,7 +15,7 @@ import TrackHubStore
 /// applied, for trails, event replay and snapshots' trails.
 ///
 /// Threads: like the hub, owned by the service thread; other threads hand work in with
-/// `hub.runOnServiceThread`. That is why it is `@unchecked Sendable`.
+/// `hub.inbox.run`. That is why it is `@unchecked Sendable`.
 final class RedisCommandLog: CommandLog, @unchecked Sendable {
     unowned let hub: Hub
     let seeds: [RedisAddress]
