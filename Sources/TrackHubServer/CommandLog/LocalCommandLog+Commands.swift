@@ -13,7 +13,7 @@ extension LocalCommandLog {
         }
         var trip: Trip
         do {
-            trip = try hub.makeTrip(id: id, body, route: route, found: found, now: now)
+            trip = try TripTable.makeTrip(id: id, body, route: route, found: found, hasRouter: hub.config.router != nil, now: now)
         } catch {
             return hub.replies.respondError(connection, error)
         }
@@ -26,7 +26,7 @@ extension LocalCommandLog {
             .tripState(createdTrip, createdAt: now, riderJSON: riderJSON),
             .event(tripID: id, n: created.n, encoded: payload),
         ]
-        hub.persist(records) { [self] result in
+        hub.storage.persist(records) { [self] result in
             switch result {
             case .failure(let error):
                 hub.trips.release(id)
@@ -39,20 +39,20 @@ extension LocalCommandLog {
                 view.includeRouteSource = true  // PROTOCOL 16: router or client
                 hub.replies.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
                 // Viewers who subscribed before the trip existed: the event, then the state.
-                hub.sendEvents([(created.n, payload)], trip: id)
-                hub.sendSnapshotToSubscribers(trip: id, now: answerTime)
+                hub.publisher.sendEvents([(created.n, payload)], trip: id)
+                hub.publisher.sendSnapshotToSubscribers(trip: id, now: answerTime)
             }
         }
     }
 
     func proceed(trip id: String, now: Int64, reply: Reply) {
-        switch hub.changeProceed(id, at: now) {
+        switch hub.trips.changeProceed(id, at: now) {
         case .failure(let error):
             hub.replies.answerFailure(reply, error)
         case .success(let change):
             store(change, trip: id, what: "proceed", reply: reply) { [self] in
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
-                hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
+                hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
                 if hub.trips[id]?.trip.wantsTick == true { hub.trips.animating.insert(id) }
                 hub.answerDone(reply, trip: id)
             }
@@ -64,20 +64,21 @@ extension LocalCommandLog {
         trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason,
         found: RouterTravel?, now: Int64, reply: Reply?
     ) {
-        switch hub.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
+        switch hub.trips.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
         case .failure(let error):
             if let reply { hub.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
+            if hub.trips[id]?.trip.isAnimating(at: now) == true { tripStartedMoving(id, at: now, byFix: false) }
             store(change, trip: id, what: "route", reply: reply) { [self] in
                 if let reply { hub.answerDone(reply, trip: id) }
-                hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+                hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
             }
         }
     }
 
     func end(trip id: String, now: Int64, reply: Reply?) {
         let wasAnimating = hub.trips.animating.contains(id)
-        guard let change = hub.changeEnd(id, at: now) else {
+        guard let change = hub.trips.changeEnd(id, at: now) else {
             if let reply { hub.replies.answerFailure(reply, .notFound("trip \(id) does not exist")) }
             return
         }
@@ -100,7 +101,7 @@ extension LocalCommandLog {
         _ change: ChangeUndo, trip id: String, what: String, reply: Reply?,
         undoAlso: @escaping @Sendable () -> Void = {}, stored: @escaping @Sendable () -> Void
     ) {
-        hub.storeStateAndSend(change.events, trip: id) { [self] result in
+        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] result in
             switch result {
             case .failure(let error):
                 undo(change, trip: id)
@@ -126,4 +127,3 @@ extension LocalCommandLog {
     }
 }
 
-typealias ChangeUndo = Hub.ChangeUndo

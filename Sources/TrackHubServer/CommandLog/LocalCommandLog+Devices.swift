@@ -12,7 +12,7 @@ extension LocalCommandLog {
             changed.trip = trip
             changed.name = name
             let device = changed
-            hub.persist([.device(device)]) { [self] result in
+            hub.storage.persist([.device(device)]) { [self] result in
                 switch result {
                 case .success:
                     hub.devices[id] = device
@@ -23,7 +23,7 @@ extension LocalCommandLog {
             }
         case .delete(let id):
             guard let device = hub.devices[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
-            hub.persist([.deleteDevice(id: id)]) { [self] result in
+            hub.storage.persist([.deleteDevice(id: id)]) { [self] result in
                 switch result {
                 case .success:
                     hub.forgetDevice(id)
@@ -44,10 +44,10 @@ extension LocalCommandLog {
         let seen = device
         if let trip {
             // `last_seen` is bookkeeping: stored beside the fix, never holding up its answer.
-            hub.persist([.device(seen)]) { _ in }
+            hub.storage.persist([.device(seen)]) { _ in }
             submit(.fixes(trip: trip, [fix]), reply: reply, now: now)
         } else {
-            hub.persist([.device(seen)]) { [self] result in
+            hub.storage.persist([.device(seen)]) { [self] result in
                 switch result {
                 case .success:
                     if case .device(let connection, let source) = reply { hub.replies.respondDevice(connection, source) }

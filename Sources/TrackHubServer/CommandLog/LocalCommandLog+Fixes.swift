@@ -62,7 +62,7 @@ extension LocalCommandLog {
             return queue
         }
         hub.metrics.fixStoreLookups += 1
-        hub.readFromStore({ store throws(StoreError) in
+        hub.storage.read({ store throws(StoreError) in
             try store.storedFixKeys(tripID: trip, seqs: unknown.seqs, timestamps: unknown.timestamps)
         }) { [self] found in
             switch found {
@@ -107,7 +107,7 @@ extension LocalCommandLog {
             }
         }
         let judgedBatch = verdicts
-        hub.persist(records) { [self] result in
+        hub.storage.persist(records) { [self] result in
             switch result {
             case .failure(let error):
                 // Nothing was stored: forget these fixes, so a resend is judged afresh.
@@ -121,7 +121,9 @@ extension LocalCommandLog {
                 for request in requests { hub.metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
                 for (request, judged) in zip(requests, judgedBatch) {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
-                        hub.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt)
+                        if hub.publisher.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt) {
+                            tripStartedMoving(trip, at: commitTime, byFix: true)
+                        }
                     }
                     hub.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }

@@ -8,7 +8,7 @@ extension LocalCommandLog {
     func submit(_ command: ShareCommand, reply: Reply, now: Int64) {
         switch command {
         case .issue(let share, let issuedAt):
-            hub.persist([.share(share)]) { [self] result in
+            hub.storage.persist([.share(share)]) { [self] result in
                 switch result {
                 case .success:
                     hub.shareLinks.record(share)
@@ -22,7 +22,7 @@ extension LocalCommandLog {
                 return hub.replies.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti)))
             }
             let revoked = hub.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
-            hub.persist([.share(revoked)]) { [self] result in
+            hub.storage.persist([.share(revoked)]) { [self] result in
                 switch result {
                 case .success:
                     hub.answerShareRevoked(reply, jti: jti)

@@ -54,7 +54,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     }
 
     func advanceTrips(now: Int64) {
-        hub.tickDueTrips(now: now)
+        hub.animator.tickDueTrips(now: now)
     }
 
     func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool) {
@@ -83,7 +83,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     func connectionClosed(_ id: ConnectionID) {}
 
     func health(now: Int64) -> CommandLogHealth {
-        hub.store.isHealthy ? .ok : .unavailable
+        hub.storage.store.isHealthy ? .ok : .unavailable
     }
 
     var hasUnansweredCommands: Bool { false }
@@ -91,7 +91,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     var movingTripCount: Int { hub.trips.animating.count }
 
     func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?) {
-        (StoreWebhookPositions(store: hub.store), nil)
+        (StoreWebhookPositions(store: hub.storage.store), nil)
     }
 
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) { then() }

@@ -8,7 +8,7 @@ import TrackHubStore
 extension Hub {
     /// Loads the registered devices of the local store (a hub alone; see `LocalCommandLog`).
     func restoreDevices() throws {
-        devices.replaceAll(with: try store.loadDevices())
+        devices.replaceAll(with: try storage.store.loadDevices())
     }
 
     /// The shortest device id a secured hub registers: the id is the device's secret.

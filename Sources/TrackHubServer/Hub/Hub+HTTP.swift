@@ -68,7 +68,7 @@ extension Hub {
         let status: String
         if draining {
             status = "draining"
-        } else if !store.isHealthy {
+        } else if !storage.store.isHealthy {
             status = "unavailable"
         } else {
             switch commands.health(now: clock.wallMillis()) {
@@ -236,7 +236,7 @@ extension Hub {
     /// A share link's `audience` sees the customer's view (PROTOCOL 13), without a trail.
     func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true, audience: TripView.Audience = .full) {
         let count = audience == .customer ? 0 : 100
-        readFromStore({ store throws(StoreError) in try store.recentFixes(tripID: id, count: count) }) { [self] result in
+        storage.read({ store throws(StoreError) in try store.recentFixes(tripID: id, count: count) }) { [self] result in
             let trail: [StoredFix]
             switch result {
             case .success(let read):
@@ -262,7 +262,7 @@ extension Hub {
     /// when the host asks for it (`supplyTrailChunk`).
     private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery, format: TrailFormat) {
         let server = serverName
-        readFromStore({ store throws(StoreError) in
+        storage.read({ store throws(StoreError) in
             let body = try TrailBody.open(store: store, tripID: id, query: query, format: format, server: server)
             return (body, try body.firstPart())
         }) { [self] result in
@@ -293,7 +293,7 @@ extension Hub {
     /// reads do not hold the drain (`holdsDrain: false`): the answer is cut at stop anyway,
     /// as it always was; a part that comes back after its connection closed is dropped.
     private func supplyTrailChunk(_ connection: ConnectionID, _ body: TrailBody, trip: String) {
-        readFromStore({ _ throws(StoreError) in try body.nextChunk() }, holdsDrain: false) { [self] result in
+        storage.read({ _ throws(StoreError) in try body.nextChunk() }, holdsDrain: false) { [self] result in
             switch result {
             case .success(let part?):
                 host.supplyChunk(connection, .bytes(part))

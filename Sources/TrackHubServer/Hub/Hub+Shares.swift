@@ -11,7 +11,7 @@ extension Hub {
 
     /// Loads the stored links (start-up, before the port opens); expired ones are dropped.
     func restoreShares() throws {
-        shareLinks.restore(try store.loadShares())
+        shareLinks.restore(try storage.store.loadShares())
         shareLinks.forgetExpired(nowMs: clock.wallMillis())
     }
 
@@ -111,7 +111,7 @@ extension Hub {
     /// in the store (an expired token is refused for its `exp` alone).
     func forgetExpiredSharesIfDue(now: Int64) {
         guard shareLinks.sweepIfDue(nowMs: now) else { return }
-        persist([.forgetShares(expiredBefore: ShareLinks.storeCutoff(nowMs: now))]) { _ in }
+        storage.persist([.forgetShares(expiredBefore: ShareLinks.storeCutoff(nowMs: now))]) { _ in }
     }
 
     /// A fresh `jti`: 128 random bits, base64url (22 characters, a valid path segment).

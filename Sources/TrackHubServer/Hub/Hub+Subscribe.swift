@@ -55,7 +55,7 @@ extension Hub {
         let trip = read.view.id
         let wantsTrail = read.view.audience != .customer
         let replayAfter = read.replayAfter, replayCount = read.replayCount
-        readFromStore({ store throws(StoreError) in
+        storage.read({ store throws(StoreError) in
             let trail = wantsTrail ? try store.recentFixes(tripID: trip, count: 100).map(\.fix) : []
             var replay: [[UInt8]] = []
             if let replayAfter, replayCount > 0 { replay = try store.events(tripID: trip, after: replayAfter, limit: replayCount) }

@@ -16,7 +16,6 @@ public final class Hub: @unchecked Sendable {
     public let config: HubConfig
     /// Which Origins and Host names are answered (PROTOCOL 1).
     let originPolicy: OriginPolicy
-    let store: TripStore
     /// The sockets: libwebsockets, or a test's fake (`ServerHost`).
     let host: any ServerHost
     /// Every rule's notion of now (keep-alive, slow readers, tokens, drain, the tick).
@@ -28,17 +27,17 @@ public final class Hub: @unchecked Sendable {
     let fanout: Fanout
     /// Every answer to a request, in its door's form.
     let replies: Replies
+    /// Store batches and reads, answered back on the service thread.
+    let storage: TripStorage
+    /// What subscribers (and webhooks) are sent when a trip changes.
+    let publisher: TripPublisher
+    /// Ticks the moving trips (a hub alone; a cluster ticks on its log's grid).
+    let animator: TripAnimator
     /// The trips, their animation schedule and what goes with each (one owner: see TripTable).
     let trips: TripTable
     var draining = false
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
-    var storeBatchesInFlight = 0
-    /// The trips of the current sub-tick still to be ticked after the hub returned to the
-    /// loop to read input first (Hub+Tick); nil when none wait. At most one sub-tick's.
-    var subTickRest: SubTickRest?
-    /// Reads handed to the store-read queue whose answers are still to go out.
-    var storeReadsInFlight = 0
     var fleet = FleetState()
     /// Builds the fleet index on the fleet queue, one build at a time, reusing what the
     /// riders that did not move left from the last build (the lock is never contended).
@@ -59,8 +58,6 @@ public final class Hub: @unchecked Sendable {
     let apiGate: APIGate
     /// The write policy and lifetime rules of WebSocket sessions (decisions; the hub acts).
     let sessionPolicy: SessionPolicy
-    /// Delivers events to `--webhook` URLs on its own thread (Hub+Webhooks.swift); set in `start`.
-    var webhooks: WebhookDispatcher?
 
     /// Work other threads hand to the service thread.
     let inbox: ServiceThreadInbox
@@ -80,7 +77,6 @@ public final class Hub: @unchecked Sendable {
         self.config = config
         self.clock = clock
         self.originPolicy = OriginPolicy(config: config)
-        self.store = store
         self.trips = TripTable(tickHz: config.tickHz)
         self.refusals = RefusalLimiter(ratePerSecond: config.maxRefusalRate)
         let tokens = TokenVerifier(secrets: config.jwtSecrets)
@@ -100,8 +96,12 @@ public final class Hub: @unchecked Sendable {
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
         self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
         self.inbox = ServiceThreadInbox(host: self.host)
+        self.storage = TripStorage(store: store, trips: trips, inbox: inbox, metrics: metrics)
+        self.publisher = TripPublisher(trips: trips, fanout: fanout, storage: storage, metrics: metrics, clock: clock)
+        self.animator = TripAnimator(trips: trips, publisher: publisher, metrics: metrics, inbox: inbox, host: self.host, clock: clock)
         self.replies = Replies(host: self.host, fanout: fanout, metrics: metrics)
         self.host.delegate = HubHostDelegate(hub: self)
+        publisher.endCustomerSubscriptionsIfOver = { [unowned self] trip, now in endCustomerSubscriptionsIfOver(trip: trip, now: now) }
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
@@ -156,20 +156,21 @@ public final class Hub: @unchecked Sendable {
     public func stopNow() {
         host.requestStop()
         waitUntilStopped()
-        store.close()
+        storage.store.close()
     }
 
     // MARK: - Start-up
 
     private func makeCommandLog() -> any CommandLog {
-        if let seeds = config.clusterSeeds { return RedisCommandLog(hub: self, seeds: seeds) }
-        return LocalCommandLog(hub: self)
+        let log: any CommandLog = config.clusterSeeds.map { RedisCommandLog(hub: self, seeds: $0) } ?? LocalCommandLog(hub: self)
+        publisher.keepsRecentEvents = log.keepsRecentEvents
+        return log
     }
 
     /// Loads the trips of the local store (a hub alone; see `LocalCommandLog`).
     func restoreTrips() throws {
         let now = clock.wallMillis()
-        for item in try store.loadTrips() {
+        for item in try storage.store.loadTrips() {
             trips.add(item.trip.id, lastEventSent: item.trip.lastEventNumber) { slot in
                 var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: slot, riderJSON: item.riderJSON)
                 if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
@@ -185,14 +186,14 @@ public final class Hub: @unchecked Sendable {
         if !draining {
             draining = true
         }
-        flushChangedTripStates()
+        storage.flushChangedTripStates()
         let waitedMs = (clock.monotonicMicros() - startedAt) / 1000
         // PROTOCOL 9: SIGTERM "stores and acks the fixes it has received". An ack that is
         // queued but not yet written is lost by `closeSession` (it empties the queue), so
         // also wait (within the timeout) until every open connection's queue has drained.
         let unsentReplies = fanout.hasUnsentMessages
         let unansweredCommands = commands.hasUnansweredCommands
-        if (storeBatchesInFlight > 0 || storeReadsInFlight > 0 || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
+        if (storage.isBusy || unsentReplies || unansweredCommands) && waitedMs < config.shutdownTimeoutMs {
             // Acks still to come or still to be written: look again shortly.
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
                 inbox.run { [self] in drain(startedAt: startedAt) }
@@ -226,7 +227,7 @@ public final class Hub: @unchecked Sendable {
 extension Hub {
     func serviceWoke() {
         inbox.drain()
-        resumeSubTick()  // the rest of a sub-tick that stepped aside for input (Hub+Tick)
+        animator.resumeSubTick()  // the rest of a sub-tick that stepped aside for input (Hub+Tick)
     }
 
     func timerFired() {

@@ -1,67 +1,8 @@
 import TrackHubCore
 import TrackHubProtocol
 
-/// What each trip command changes, the same under both command logs: they differ only in
-/// when a change counts as durable (`LocalCommandLog` undoes it when the store fails;
-/// `RedisCommandLog` applies what the log already holds). Each returns the events to store
-/// and send, or the error to answer with.
+/// The answer to a carried-out trip command.
 extension Hub {
-    /// The state before a change, for undoing it if it is not stored.
-    struct ChangeUndo {
-        var before: Trip
-        var events: [TripEvent]
-    }
-
-    /// `proceed` (PROTOCOL 6.4): 409 unless the trip is holding at a waypoint.
-    func changeProceed(_ id: String, at t: Int64) -> Result<ChangeUndo, ProtocolError> {
-        let outcome: Result<ChangeUndo, ProtocolError>? = trips.mutate(id) { entry in
-            let before = entry.trip
-            do throws(TripCommandError) {
-                return .success(ChangeUndo(before: before, events: try entry.trip.proceed(now: t)))
-            } catch {
-                return .failure(.conflict("trip \(id) is \(entry.trip.status.rawValue), not holding"))
-            }
-        }
-        return outcome ?? .failure(.notFound("trip \(id) does not exist"))
-    }
-
-    /// A new route (PROTOCOL 5): 409 for an arrived or ended trip, 400 for waypoints that do
-    /// not fit it. The running animation continues along the new route.
-    func changeRoute(
-        _ id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason = .client,
-        found: RouterTravel? = nil, at t: Int64
-    ) -> Result<ChangeUndo, ProtocolError> {
-        let outcome: Result<ChangeUndo, ProtocolError>? = trips.mutate(id) { entry in
-            let before = entry.trip
-            if before.status == .arrived || before.status == .ended {
-                return .failure(.conflict("route: trip \(id) is \(before.status.rawValue)"))
-            }
-            do throws(TripSetupError) {
-                let events = try entry.trip.reroute(
-                    route: route, waypoints: waypoints, destination: destination, now: t, reason: reason,
-                    source: found == nil ? .client : .router, routerDurationS: found?.durationS)
-                if let rest = entry.trip.remainingSegment(at: t) { entry.lastSegment = rest }
-                return .success(ChangeUndo(before: before, events: events))
-            } catch {
-                return .failure(ProtocolError(error.isConflict ? .conflict : .badRequest, "\(error.field): \(error.message)"))
-            }
-        }
-        guard let outcome else { return .failure(.notFound("trip \(id) does not exist")) }
-        if case .success = outcome, trips[id]?.trip.isAnimating(at: t) == true { commands.tripStartedMoving(id, at: t, byFix: false) }
-        return outcome
-    }
-
-    /// The end (`DELETE`, or `--end-after` after arriving): no events for a trip that had
-    /// ended already; nil for one that does not exist.
-    func changeEnd(_ id: String, at t: Int64) -> ChangeUndo? {
-        trips.mutate(id) { entry in
-            let before = entry.trip
-            let events = entry.trip.end(now: t)
-            if !events.isEmpty { entry.endedAt = t }
-            return ChangeUndo(before: before, events: events)
-        }
-    }
-
     /// The answer to a trip command that was carried out: over the WebSocket (a `proceed`) an
     /// ack, over HTTP the trip.
     func answerDone(_ reply: Reply, trip id: String) {
@@ -72,20 +13,6 @@ extension Hub {
             respondTrip(connection, id: id, status: 200)
         case .device(let connection, let source):
             replies.respondDevice(connection, source)
-        }
-    }
-
-    /// A new trip from a create request; errors name the field (PROTOCOL 5).
-    /// `config.auto_reroute` not given is on exactly when the hub has a router (PROTOCOL 16).
-    func makeTrip(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel? = nil, now: Int64) throws(ProtocolError) -> Trip {
-        var config = body.config
-        if config.autoReroute == nil { config.autoReroute = config.autoReroute ?? (router != nil) }
-        do throws(TripSetupError) {
-            return try Trip(
-                id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: config, now: now,
-                routeSource: found == nil ? .client : .router, routerDurationS: found?.durationS)
-        } catch {
-            throw ProtocolError(.badRequest, "\(error.field): \(error.message)")
         }
     }
 }

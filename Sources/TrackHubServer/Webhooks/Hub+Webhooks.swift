@@ -5,26 +5,21 @@ extension Hub {
     func startWebhooks() throws {
         guard config.webhooks.isEnabled else { return }
         let (keeper, scope) = commands.webhookPositions()
-        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: store, keeper: keeper, scope: scope)
+        let dispatcher = try WebhookDispatcher(settings: config.webhooks, store: storage.store, keeper: keeper, scope: scope)
         try dispatcher.start(lastEvents: trips.lastEventsSent)
-        webhooks = dispatcher
-    }
-
-    /// Stored events, in order, as they are sent to subscribers.
-    func webhookEventsStored(_ events: [(n: Int, payload: [UInt8])], trip: String) {
-        webhooks?.eventsStored(events, trip: trip)
+        publisher.webhooks = dispatcher
     }
 
     /// Trips deleted by retention: their positions go (a new trip may take the id).
     func webhookTripsForgotten(_ ids: [String]) {
-        webhooks?.tripsForgotten(ids)
+        publisher.webhooks?.tripsForgotten(ids)
     }
 
     /// The webhook lines of /metrics.
-    var webhookMetricsText: String { webhooks?.metricsText() ?? "" }
+    var webhookMetricsText: String { publisher.webhooks?.metricsText() ?? "" }
 
     /// Stores the positions reached and stops (when the service thread ends).
     func stopWebhooks() {
-        webhooks?.stop()
+        publisher.webhooks?.stop()
     }
 }

@@ -122,18 +122,18 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, now: t)
+            trip = try TripTable.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, hasRouter: hub.config.router != nil, now: t)
         } catch {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         var created = trip
         let event = created.created(now: t)
         hub.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
-        hub.storeStateAndSend([event], trip: id) { [self] _ in
+        hub.publisher.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
                 if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 201) }
             }
-            hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+            hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
 
@@ -147,7 +147,9 @@ extension RedisCommandLog {
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
             }
-            if verdict.isApplied { hub.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
+            if verdict.isApplied, hub.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) {
+                tripStartedMoving(id, at: t, byFix: true)
+            }
         }
         // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
         // so one search runs, not one per node; its result goes into the log like a PUT.
@@ -156,18 +158,18 @@ extension RedisCommandLog {
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
         answer(request) { [self] reply in hub.replies.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
-        hub.persist(records) { _ in }
+        hub.storage.persist(records) { _ in }
     }
 
     private func applyProceed(trip id: String, at t: Int64, request: Int64?) {
         let change: ChangeUndo
-        switch hub.changeProceed(id, at: t) {
+        switch hub.trips.changeProceed(id, at: t) {
         case .success(let done): change = done
         case .failure(let error): return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         // Now, not once stored locally: every node numbers this segment alike.
-        hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
-        hub.storeStateAndSend(change.events, trip: id) { [self] _ in
+        hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
+        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
             answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
         }
     }
@@ -178,22 +180,22 @@ extension RedisCommandLog {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
             let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
-            change = try hub.changeRoute(
+            change = try hub.trips.changeRoute(
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
                 found: command.found, at: t).get()
         } catch {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
-        hub.storeStateAndSend(change.events, trip: id) { [self] _ in
+        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
             answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
-            hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+            hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
 
     private func applyEnd(trip id: String, at t: Int64, request: Int64?) {
-        let events = hub.changeEnd(id, at: t)?.events ?? []
+        let events = hub.trips.changeEnd(id, at: t)?.events ?? []
         state.endsRequested.remove(id)
-        hub.storeStateAndSend(events, trip: id) { [self] _ in
+        hub.publisher.storeStateAndSend(events, trip: id) { [self] _ in
             answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
         }
     }

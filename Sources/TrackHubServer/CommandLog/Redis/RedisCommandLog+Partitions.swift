@@ -55,7 +55,7 @@ extension RedisCommandLog {
             // after the trip's creation has been sent, not in the middle of it.
             if !ready.isEmpty {
                 state.readyAfterStore += ready
-                hub.persist([]) { [self] _ in runReadyAfterStore() }
+                hub.storage.persist([]) { [self] _ in runReadyAfterStore() }
             }
         }
         for p in 0..<state.partitions where !state.parts[p].waiting.isEmpty {
@@ -87,7 +87,7 @@ extension RedisCommandLog {
         guard state.parts[p].phase == .idle else { return }
         state.parts[p].phase = .loading
         let partitions = state.partitions
-        let store = hub.store
+        let store = hub.storage.store
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             let loaded: Result<PartitionSnapshot, Error>
             do {
@@ -129,9 +129,9 @@ extension RedisCommandLog {
             }
             if let next = record.nextTickAt { state.schedule.insert(record.trip.id, phase: state.phase(at: next)) }
             let firstN = record.trip.lastEventNumber - record.events.count + 1
-            hub.webhookEventsStored(record.events.enumerated().map { (firstN + $0.offset, Array($0.element.utf8)) }, trip: record.trip.id)
+            hub.publisher.webhooks?.eventsStored(record.events.enumerated().map { (firstN + $0.offset, Array($0.element.utf8)) }, trip: record.trip.id)
         }
-        if !records.isEmpty { hub.persist(records) { _ in } }
+        if !records.isEmpty { hub.storage.persist(records) { _ in } }
         state.parts[p].epoch += 1
         state.parts[p].tripApplied = snapshot.position
         state.parts[p].watermark = snapshot.watermark
@@ -180,7 +180,7 @@ extension RedisCommandLog {
         let captured = byPartition
         let meta = metaSnapshot
         let nodeID = state.nodeID
-        let store = hub.store
+        let store = hub.storage.store
         state.snapshotInFlight = true
         DispatchQueue.global(qos: .utility).async { [self] in
             var written = 0

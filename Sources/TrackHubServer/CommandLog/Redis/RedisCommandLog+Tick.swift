@@ -39,7 +39,7 @@ extension RedisCommandLog {
                 entry.nextTickAt = wantsMore ? due + state.periodMs : nil
                 return (frame, events, entry.frameSeq, entry.slot, wantsMore)
             }) else { break }
-            hub.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
+            hub.publisher.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
             if !wantsMore { break }
         }
         // The phase of its next tick (the same one unless the tick period is not a whole

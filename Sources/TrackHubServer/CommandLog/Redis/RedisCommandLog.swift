@@ -59,7 +59,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         case .create(let id, let body, let route, let rawBody, let found):
             do throws(ProtocolError) {
                 // The checks every node's applier makes, so their 400s come without a round trip.
-                _ = try hub.makeTrip(id: "check", body, route: route, found: found, now: now)
+                _ = try TripTable.makeTrip(id: "check", body, route: route, found: found, hasRouter: hub.config.router != nil, now: now)
                 if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
                 if let reply { hub.replies.answerFailure(reply, error) }
@@ -122,7 +122,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void) {
         // A fix is acked once Redis has it, before this node's own copy of the trail is
         // written: read after every write queued so far (an empty batch completes after them).
-        hub.persist([]) { _ in then() }
+        hub.storage.persist([]) { _ in then() }
     }
 
     func connectionClosed(_ id: ConnectionID) {

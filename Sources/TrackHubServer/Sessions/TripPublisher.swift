@@ -1,0 +1,176 @@
+import TrackHubCore
+import TrackHubLWS
+import TrackHubProtocol
+import TrackHubStore
+
+/// What subscribers of a trip are sent when it changes: a committed fix's segment, a tick's
+/// frame, events (stored first: PROTOCOL 7), a fresh snapshot after a create or a new route.
+/// Each message is encoded once and broadcast through the fan-out; events also go to the
+/// webhooks, and share subscriptions end after `arrived` (PROTOCOL 13).
+///
+/// Both command logs publish through it, so what a subscriber sees is the same whichever log
+/// made the change durable. It never calls the log back: what the log must know (that a trip
+/// started moving) it returns.
+///
+/// Threads: the service thread only; `@unchecked Sendable` because store completions (run
+/// there through the inbox) capture it.
+final class TripPublisher: @unchecked Sendable {
+    private let trips: TripTable
+    private let fanout: Fanout
+    private let storage: TripStorage
+    private let metrics: HubMetrics
+    private let clock: HubClock
+    /// Whether events are kept in each trip's memory too (a cluster's snapshots replay them).
+    var keepsRecentEvents = false
+    /// Delivers events to `--webhook` URLs (set when the hub starts, nil without webhooks).
+    var webhooks: WebhookDispatcher?
+    /// Ends share subscriptions of a trip that arrived or ended (PROTOCOL 13; the share links'
+    /// rule, set by the hub).
+    var endCustomerSubscriptionsIfOver: (_ trip: String, _ now: Int64) -> Void = { _, _ in }
+
+    init(trips: TripTable, fanout: Fanout, storage: TripStorage, metrics: HubMetrics, clock: HubClock) {
+        self.trips = trips
+        self.fanout = fanout
+        self.storage = storage
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    // MARK: - Fixes and ticks
+
+    /// Animates a stored, applied fix from `now` and sends its segment. `receivedAt` is when
+    /// it reached the hub (the log entry's time in cluster mode, so every node computes the
+    /// same clock ratio). Returns true when the fix gave the trip a segment: it moves now,
+    /// and the caller's schedule must tick it.
+    @discardableResult
+    func applyCommittedFix(trip: String, fix: FixInput, now: Int64, receivedAt: Int64) -> Bool {
+        guard let (segment, events, seq, slot) = trips.mutate(trip, { entry in
+            let (segment, events) = entry.trip.apply(fix, now: now, receivedAt: receivedAt)
+            if let segment {
+                entry.segmentSeq += 1
+                entry.lastSegment = segment
+            }
+            return (segment, events, entry.segmentSeq, entry.slot)
+        }) else { return false }
+        metrics.fixesApplied += 1
+        if let segment {
+            let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
+            metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments)
+        }
+        if events.isEmpty {
+            // Only the marker moved: its state is written with the next flush of changed
+            // trips (every 100 ms), not in a store batch of its own per fix.
+            trips.markStateUnstored(trip)
+        } else {
+            storeStateAndSend(events, trip: trip)
+        }
+        return segment != nil
+    }
+
+    /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
+    func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
+        if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
+            let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
+            metrics.framesEncoded += 1
+            metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames)
+        }
+        // The last frame of an arrived trip (at the destination) ends its share subscriptions.
+        if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(id, now) }
+        if !events.isEmpty {
+            sendArrivalSegmentIfArrived(events, trip: id, now: now)
+            storeStateAndSend(events, trip: id)
+        }
+    }
+
+    /// PROTOCOL 6.7: on `arrived` the marker goes on to the destination; segment subscribers
+    /// get that move as a segment (one point at the destination when it is there already), so
+    /// their last segment too ends at the destination with progress 1.
+    func sendArrivalSegmentIfArrived(_ events: [TripEvent], trip id: String, now: Int64) {
+        guard events.contains(where: { $0.kind == .arrived }) else { return }
+        guard let (segment, seq, slot) = trips.mutate(id, { entry -> (TripSegment, Int, Int)? in
+            guard let segment = entry.trip.currentSegment(at: now) else { return nil }
+            entry.segmentSeq += 1
+            entry.lastSegment = segment
+            return (segment, entry.segmentSeq, entry.slot)
+        }) ?? nil else { return }
+        metrics.segmentsOut += fanout.broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
+    }
+
+    // MARK: - Events
+
+    /// Stores a trip's state with its new events, then sends the events (PROTOCOL 7: an
+    /// event is stored before it is sent). `then` runs after the events went out.
+    func storeStateAndSend(_ events: [TripEvent], trip: String, then: (@Sendable (Result<Void, StoreError>) -> Void)? = nil) {
+        guard let entry = trips[trip] else { return }
+        trips.markStateStored(trip)
+        var records: [StoreRecord] = [.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON)]
+        let encoded = events.map { ServerMessages.event(trip: trip, $0) }
+        if keepsRecentEvents, !encoded.isEmpty {
+            // Kept for snapshots: a node that starts from one replays these with since_event.
+            trips.mutate(trip) { entry in
+                entry.recentEvents.append(contentsOf: encoded)
+                if entry.recentEvents.count > TripEntry.recentEventsKept {
+                    entry.recentEvents.removeFirst(entry.recentEvents.count - TripEntry.recentEventsKept)
+                }
+            }
+        }
+        for (event, payload) in zip(events, encoded) {
+            records.append(.event(tripID: trip, n: event.n, encoded: payload))
+        }
+        storage.persist(records) { [self] result in
+            if case .success = result {
+                sendEvents(zip(events, encoded).map { ($0.n, $1) }, trip: trip)
+            }
+            then?(result)
+        }
+    }
+
+    /// Sends stored events to every subscriber of the trip, in order, and to the webhooks.
+    func sendEvents(_ events: [(n: Int, payload: [UInt8])], trip: String) {
+        for event in events {
+            let message = OutboundMessage(payload: event.payload)
+            metrics.eventsOut += fanout.broadcast(message, trip: trip)
+            trips.noteEventSent(event.n, trip: trip)
+        }
+        endCustomerSubscriptionsIfOver(trip, clock.wallMillis())  // after `arrived` (PROTOCOL 13)
+        webhooks?.eventsStored(events, trip: trip)
+    }
+
+    // MARK: - Snapshots
+
+    /// A fresh snapshot to every subscriber (after creation or a new route); share
+    /// subscribers get the customer's view of it (PROTOCOL 13), encoded once for all of them.
+    /// The others' snapshot carries the trail, read once on the store-read queue into a place
+    /// held in each one's queue (what is sent to the trip meanwhile comes after it). The
+    /// command already stands: a failed read is logged and the snapshot goes without a trail.
+    func sendSnapshotToSubscribers(trip id: String, now: Int64) {
+        guard let followers = fanout.subscriptions.followers(of: id), !followers.isEmpty else { return }
+        var view = TripView(id: id, entry: trips[id], trail: [], now: now)
+        var customerMessage: OutboundMessage?
+        var reserved: [(connection: ConnectionID, ticket: UInt64)] = []
+        for (connection, _) in followers {
+            guard let session = fanout[connection], !session.isClosing else { continue }
+            if session.grants.seesAsCustomer(id) {
+                view.audience = .customer
+                customerMessage = customerMessage ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
+                view.audience = .full
+                if let customerMessage { fanout.enqueue(customerMessage, to: connection) }
+                continue
+            }
+            let (ticket, outcome) = session.queue.reserveSnapshot(of: id)
+            if outcome == .replacedReply { fanout.counters.repliesReplaced += 1 }
+            reserved.append((connection, ticket))
+        }
+        guard !reserved.isEmpty else { return }
+        let fullView = view, waiting = reserved
+        storage.read({ store throws(StoreError) in try store.recentFixes(tripID: id, count: 100).map(\.fix) }) { [self] result in
+            var view = fullView
+            switch result {
+            case .success(let trail): view.trail = trail
+            case .failure(let error): logWarning("trip \(id): its trail could not be read for a snapshot (\(error)); sent without it")
+            }
+            let message = OutboundMessage.snapshot(view, re: nil, recovered: nil)
+            for (connection, ticket) in waiting { fanout.fillReservation(ticket, with: [message], for: connection) }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Dispatch
+import TrackHubCore
+import TrackHubLWS
+import TrackHubStore
+
+/// The hub's way to the trip store: batches appended (the store's own thread commits them)
+/// and reads run on a queue of their own, each answered back on the service thread through
+/// the inbox. It counts what is in flight, which the drain waits for (PROTOCOL 9: a SIGTERM
+/// still acks what was received), and it writes the marker states that changed without an
+/// event (every 100 ms, one batch).
+///
+/// Threads: called on the service thread; completions come back through the inbox. It is
+/// `@unchecked Sendable` because those `@Sendable` completions capture it to count down.
+final class TripStorage: @unchecked Sendable {
+    /// The durable store (SQLite in `--data`, or memory).
+    let store: TripStore
+    private let trips: TripTable
+    private let inbox: ServiceThreadInbox
+    private let metrics: HubMetrics
+    /// Batches handed to the store whose commit has not come back.
+    private(set) var batchesInFlight = 0
+    /// Reads on the read queue whose answers are still to go out (those that hold the drain).
+    private(set) var readsInFlight = 0
+
+    /// Store reads that must not block the service thread.
+    private static let readQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
+
+    init(store: TripStore, trips: TripTable, inbox: ServiceThreadInbox, metrics: HubMetrics) {
+        self.store = store
+        self.trips = trips
+        self.inbox = inbox
+        self.metrics = metrics
+    }
+
+    /// True while a batch or a read is on its way (the drain waits).
+    var isBusy: Bool { batchesInFlight > 0 || readsInFlight > 0 }
+
+    /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.
+    func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        batchesInFlight += 1
+        let submitted = systemMonotonicMicros()
+        store.append(records) { [self] result in
+            inbox.run { [self] in
+                metrics.storeCommit.observe(ms: (systemMonotonicMicros() - submitted) / 1000)
+                batchesInFlight -= 1
+                if case .failure = result { metrics.storeFailures += 1 }
+                then(result)
+            }
+        }
+    }
+
+    /// Runs `read` on the store-read queue and `then` with its result on the service thread
+    /// (service thread only). The drain waits for reads in flight (`holdsDrain`), so their
+    /// answers still go out. A failure is counted.
+    func read<Value: Sendable>(
+        _ read: @escaping @Sendable (TripStore) throws(StoreError) -> Value,
+        holdsDrain: Bool = true,
+        then: @escaping @Sendable (Result<Value, StoreError>) -> Void
+    ) {
+        if holdsDrain { readsInFlight += 1 }
+        let store = store
+        Self.readQueue.async { [self] in
+            let result = Result(catching: { () throws(StoreError) in try read(store) })
+            inbox.run { [self] in
+                if holdsDrain { readsInFlight -= 1 }
+                if case .failure = result { metrics.storeReadFailures += 1 }
+                then(result)
+            }
+        }
+    }
+
+    /// Writes the state of every trip changed since the last flush, in one batch.
+    func flushChangedTripStates() {
+        guard !trips.unstoredState.isEmpty else { return }
+        let changed = trips.takeUnstoredStates()
+        var records: [StoreRecord] = []
+        records.reserveCapacity(changed.count)
+        for id in changed {
+            guard let entry = trips[id] else { continue }
+            records.append(.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON))
+        }
+        persist(records) { _ in }
+    }
+}
