@@ -79,7 +79,7 @@ extension Hub {
     /// `config.auto_reroute` not given is on exactly when the hub has a router (PROTOCOL 16).
     func makeTrip(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel? = nil, now: Int64) throws(ProtocolError) -> Trip {
         var config = body.config
-        if config.autoReroute == nil { config.autoReroute = config.autoReroute ?? (router != nil) }
+        if config.autoReroute == nil { config.autoReroute = config.autoReroute ?? routes.hasRouter }
         do throws(TripSetupError) {
             return try Trip(
                 id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: config, now: now,
