@@ -127,7 +127,7 @@ extension LocalCommandLog {
                     }
                     hub.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
-                hub.considerAutoReroute(trip: trip, now: commitTime)
+                hub.routes.considerAutoReroute(trip: trip, now: commitTime)
             }
             batchDone(trip: trip)
         }

@@ -6,7 +6,7 @@ import TrackHubProtocol
 extension Hub {
     func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double) {
         // --max-refusal-rate: a refused credential counts against its address.
-        refusals.recordAnswer(
+        access.refusals.recordAnswer(
             status: status, atDeviceDoor: request.isSecondListener || Self.isDeviceEndpoint(request.path),
             peer: request.peerAddress, now: clock.wallMillis())
         guard HubLog.isEnabled(.info) else { return }

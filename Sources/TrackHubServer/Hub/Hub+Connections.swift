@@ -13,15 +13,15 @@ extension Hub {
             metrics.upgradesRefused += 1
             return .refuse(ProtocolError(.unavailable, "the hub is draining; connect to another"))
         }
-        if !originPolicy.allowsOrigin(request.origin, host: request.host) || !originPolicy.allowsHost(request.host) {
+        if !access.originPolicy.allowsOrigin(request.origin, host: request.host) || !access.originPolicy.allowsHost(request.host) {
             metrics.upgradesRefused += 1
             return .refuse(.forbidden("Origin \(request.origin ?? "") or Host \(request.host ?? "") is not allowed"))
         }
-        if isSecured, let refusal = refusals.refusal(for: request.peerAddress, now: clock.wallMillis()) {
+        if access.isSecured, let refusal = access.refusals.refusal(for: request.peerAddress, now: clock.wallMillis()) {
             metrics.upgradesRefused += 1
             return .refuse(refusal)  // --max-refusal-rate: the token is not checked
         }
-        if let refusal = authorizeUpgrade(request) {  // PROTOCOL 2: a bad ?token= is 401
+        if let refusal = access.authorizeUpgrade(request) {  // PROTOCOL 2: a bad ?token= is 401
             metrics.upgradesRefused += 1
             return refusal
         }
@@ -31,14 +31,14 @@ extension Hub {
 
     func connectionOpened(_ id: ConnectionID, request: UpgradeRequest) {
         let now = clock.wallMillis()
-        fanout.open(Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: initialGrants(for: request, now: now)))
+        fanout.open(Session(id: id, peerAddress: request.peerAddress, now: now, fixRate: config.maxFixRate, grants: access.initialGrants(for: request, now: now)))
     }
 
     func connectionClosed(_ id: ConnectionID, close: WebSocketClose) {
-        routeSearchClients.connectionClosed(id)  // an HTTP client's searches are dropped unrun
+        routes.clients.connectionClosed(id)  // an HTTP client's searches are dropped unrun
         guard let session = fanout.remove(id) else { return }
         logClosed(session, close: close)
-        if let key = session.viewportKey { fleetViewportRemoved(id, key: key) }
+        if let key = session.viewportKey { fleet.viewportRemoved(id, key: key) }
         commands.connectionClosed(id)
     }
 
@@ -51,7 +51,7 @@ extension Hub {
         let decoded = ClientMessage.decode(message, limits: config.protocolLimits, now: now)
         switch decoded.result {
         case .failure(let error):
-            replies.sendError(to: id, re: decoded.id, authorizeUndecoded(message, from: id) ?? error)
+            replies.sendError(to: id, re: decoded.id, access.authorizeUndecoded(message, from: id) ?? error)
         case .success(let clientMessage):
             handle(clientMessage, re: decoded.id, from: id, now: now)
         }

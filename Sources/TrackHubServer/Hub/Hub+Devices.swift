@@ -39,7 +39,7 @@ extension Hub {
 
     /// Registers or rebinds a device; answered once durable (`answerDevice`).
     func putDevice(_ connection: ConnectionID, id: String, _ body: DeviceRequest, now: Int64) throws(ProtocolError) {
-        if tokens.isSecured && id.count < Self.minimumSecuredDeviceIDLength {
+        if access.isSecured && id.count < Self.minimumSecuredDeviceIDLength {
             throw .badRequest("device: on a secured hub a device id is its credential and must have at least \(Self.minimumSecuredDeviceIDLength) characters")
         }
         let command = DeviceCommand.put(id: id, trip: body.trip, name: body.name)

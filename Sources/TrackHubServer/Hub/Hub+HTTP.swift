@@ -10,15 +10,15 @@ extension Hub {
         metrics.httpRequests += 1
         let now = clock.wallMillis()
         // The address's bucket first: a dictionary look-up, and nothing at all when the limit is off.
-        if let refusal = refusals.refusal(for: request.peerAddress, now: now), apiGate.needsCredential(request) {
+        if let refusal = access.refusals.refusal(for: request.peerAddress, now: now), access.apiGate.needsCredential(request) {
             return replies.respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
         }
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
-        if !originPolicy.allowsHost(request.host) {
+        if !access.originPolicy.allowsHost(request.host) {
             replies.respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
             return
         }
-        if !originPolicy.allowsOrigin(request.origin, host: request.host) {
+        if !access.originPolicy.allowsOrigin(request.origin, host: request.host) {
             replies.respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
             return
         }
@@ -94,7 +94,7 @@ extension Hub {
             metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
             throw .notFound("device \(id) is not registered")
         }
-        switch apiGate.decide(request, now: now) {
+        switch access.apiGate.decide(request, now: now) {
         case .preflight(let allowed):
             replies.respond(request.connection, CORS.preflight(allowed: allowed))
         case .openAPI:
@@ -152,10 +152,10 @@ extension Hub {
         case .createTrip(let body, let route, let rawBody):
             try checkTripCapacity()
             let id = body.id ?? makeTripID()
-            if body.origin != nil { return try createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: SearchClient(connection: connection, peer: peer)) }
+            if body.origin != nil { return try routes.createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: RouteSearches.SearchClient(connection: connection, peer: peer)) }
             commands.submit(.create(id: id, body, route: route, rawBody: rawBody, found: nil), reply: reply, now: now)
         case .fleetClusters(let query):
-            try fleetClustersHTTP(connection, query, now: now)
+            try fleet.clustersHTTP(connection, query, now: now)
         case .openAPI:
             break  // answered by the gate, before the token check
         case .getTrip(let id):
@@ -193,7 +193,7 @@ extension Hub {
         case .revokeShare(let jti):
             try revokeShare(connection, jti: jti, now: now)
         case .findRoute(let query):
-            try findRouteHTTP(connection, query, peer: peer)
+            try routes.findRouteHTTP(connection, query, peer: peer)
         case .deviceFix(let device, let fix, let source):
             do {
                 try deviceFix(connection, device: device, fix, source: source, now: now)
@@ -305,13 +305,5 @@ extension Hub {
             }
         }
     }
-
-    // MARK: - Responses
-
-    /// Headers on every answer (the host's refusals included): CORS for an allowed origin.
-    func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
-        CORS.responseHeaders(origin: request.origin, host: request.host, policy: originPolicy)
-    }
-
 }
 

@@ -6,7 +6,7 @@ import TrackHubStore
 /// The WebSocket ops of PROTOCOL section 3.
 extension Hub {
     func handle(_ message: ClientMessage, re: MessageID?, from id: ConnectionID, now: Int64) {
-        if let refusal = authorize(message, from: id, now: now) { return replies.sendError(to: id, re: re, refusal) }
+        if let refusal = access.authorize(message, from: id, now: now) { return replies.sendError(to: id, re: re, refusal) }
         switch message {
         case .hello:
             fanout.enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
@@ -29,7 +29,7 @@ extension Hub {
                 commands.submit(.proceed(trip: trip), reply: .webSocket(id, re), now: now)
             }
         case .viewport(let viewport):
-            setViewport(id, viewport: viewport, re: re)
+            fleet.setViewport(id, viewport: viewport, re: re)
         }
     }
 

@@ -7,7 +7,7 @@ import TrackHubStore
 /// the end of sharing once the trip is over for the customer.
 extension Hub {
     /// The links issued and revoked here; the token checks read the same object.
-    var shareLinks: ShareLinks { tokens.shares }
+    var shareLinks: ShareLinks { access.tokens.shares }
 
     /// Loads the stored links (start-up, before the port opens); expired ones are dropped.
     func restoreShares() throws {
@@ -25,7 +25,7 @@ extension Hub {
     /// Issues a link: a `share` token for the trip with a fresh `jti`, answered once the
     /// command log holds it (`answerShareIssued`).
     func createShare(_ connection: ConnectionID, trip id: String, _ request: ShareRequest, now: Int64) throws(ProtocolError) {
-        guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
+        guard access.isSecured else { throw .conflict(Self.openHubShareRefusal) }
         guard trips[id] != nil else {
             // A trip created a moment ago through another hub of a cluster may not be applied here yet.
             return commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
@@ -52,7 +52,7 @@ extension Hub {
     /// command log holds the revocation, so it holds across restarts. Revoking it again
     /// answers the same.
     func revokeShare(_ connection: ConnectionID, jti: String, now: Int64) throws(ProtocolError) {
-        guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
+        guard access.isSecured else { throw .conflict(Self.openHubShareRefusal) }
         if shareLinks.link(jti) != nil { return commands.submit(.revoke(jti: jti), reply: .http(connection), now: now) }
         // A link issued a moment ago through another hub of a cluster may not be applied here yet.
         commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
@@ -69,7 +69,7 @@ extension Hub {
     /// minted here (the same token for the same claims, so the log never holds one).
     func answerShareIssued(_ reply: Reply, _ share: StoredShare, issuedAt: Int64) {
         guard case .http(let connection) = reply else { return }  // issued over HTTP only
-        guard let secret = tokens.secrets.first else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
+        guard let secret = access.tokens.secrets.first else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
         let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti)
         let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
         replies.respond(connection, HTTPResponse(

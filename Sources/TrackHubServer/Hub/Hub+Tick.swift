@@ -14,7 +14,7 @@ extension Hub {
         metrics.tickSecondsLast = elapsed
         metrics.tickSecondsMax = max(metrics.tickSecondsMax, elapsed)
 
-        fleetTickIfDue(now: now)  // checked every wake-up: a tick starts on time, not up to 0.5 s late
+        fleet.tickIfDue(now: now)  // checked every wake-up: a tick starts on time, not up to 0.5 s late
         if now - lastStateFlush >= 100 {
             lastStateFlush = now
             storage.flushChangedTripStates()
@@ -24,12 +24,12 @@ extension Hub {
             lastHousekeeping = now
             fanout.closeSlowReaders(now: now)
             fanout.sweepKeepalive(now: now)
-            sweepTokens(now: now)
+            access.sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
             forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
-            refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
-            routeSearchClients.sweepClosedPeers(host)  // searches whose clients left are dropped unrun
+            access.refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
+            routes.clients.sweepClosedPeers(host)  // searches whose clients left are dropped unrun
         }
     }
 

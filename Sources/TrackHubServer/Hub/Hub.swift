@@ -14,8 +14,6 @@ import TrackHubStore
 public final class Hub: @unchecked Sendable {
     /// The settings the hub was started with (`trackhub serve`'s flags); never changed after `init`.
     public let config: HubConfig
-    /// Which Origins and Host names are answered (PROTOCOL 1).
-    let originPolicy: OriginPolicy
     /// The sockets: libwebsockets, or a test's fake (`ServerHost`).
     let host: any ServerHost
     /// Every rule's notion of now (keep-alive, slow readers, tokens, drain, the tick).
@@ -38,26 +36,18 @@ public final class Hub: @unchecked Sendable {
     var draining = false
     var lastHousekeeping: Int64 = 0
     var lastStateFlush: Int64 = 0
-    var fleet = FleetState()
-    /// Builds the fleet index on the fleet queue, one build at a time, reusing what the
-    /// riders that did not move left from the last build (the lock is never contended).
-    let fleetBuilder = Mutex(FleetIndexBuilder())
+    /// The fleet channel (PROTOCOL 8): the viewports watched and the clustering index.
+    let fleet: FleetService
     /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
     var devices = DeviceRegistry()
-    /// `--max-refusal-rate`: refusals for bad credentials per address (PROTOCOL 1).
-    var refusals: RefusalLimiter
-    /// The HTTP clients of searches on the router's queue, so a search whose client has gone
-    /// is dropped unrun (PROTOCOL 16).
-    let routeSearchClients = RouteSearchClients()
+    /// Who may do what: tokens, the `/v1` gate, Origins and Hosts, refusals per address and
+    /// the token rules of live sessions (PROTOCOL 1, 2, 4).
+    let access: AccessControl
+    /// The routes the hub finds on the router's queue (PROTOCOL 16).
+    let routes: RouteSearches
     /// Where commands become durable: the trip store alone, or the cluster's Redis log.
     /// Made on first use (it needs the hub), in `start` before the service thread runs.
     private(set) lazy var commands: any CommandLog = makeCommandLog()
-    /// Token checks, shared by the WebSocket side and the HTTP gate.
-    let tokens: TokenVerifier
-    /// What a `/v1` request gets before it runs (PROTOCOL 4's order of errors).
-    let apiGate: APIGate
-    /// The write policy and lifetime rules of WebSocket sessions (decisions; the hub acts).
-    let sessionPolicy: SessionPolicy
 
     /// Work other threads hand to the service thread.
     let inbox: ServiceThreadInbox
@@ -76,30 +66,30 @@ public final class Hub: @unchecked Sendable {
     public init(config: HubConfig, store: TripStore, host: (any ServerHost)? = nil, clock: HubClock = .system) {
         self.config = config
         self.clock = clock
-        self.originPolicy = OriginPolicy(config: config)
         self.trips = TripTable(tickHz: config.tickHz)
-        self.refusals = RefusalLimiter(ratePerSecond: config.maxRefusalRate)
-        let tokens = TokenVerifier(secrets: config.jwtSecrets)
-        self.tokens = tokens
-        self.sessionPolicy = SessionPolicy(
-            maxUnsentBytes: config.maxUnsentBytes, maxUnsentDurationMs: config.maxUnsentDurationMs,
-            pingIntervalMs: config.pingIntervalMs, authTimeoutMs: config.authTimeoutMs, isSecured: tokens.isSecured)
-        self.apiGate = APIGate(
-            isSecured: tokens.isSecured,
-            limits: APICall.Limits(protocolLimits: config.protocolLimits, maxRoutePoints: config.maxRoutePoints),
-            authenticate: { request, now throws(ProtocolError) in try tokens.authenticate(request, now: now) })
         self.host = host ?? LWSServerHost(options: ServerHostOptions(
             host: config.listenHost, port: config.listenPort, useLibev: config.useLibev,
             maxMessageBytes: config.maxMessageBytes, maxBodyBytes: config.maxBodyBytes,
             bodyTimeoutMicros: config.bodyTimeoutMs * 1000, maxConnectionsPerAddress: config.maxConnsPerIP,
             tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath, logs: .hubLog,
             secondHost: config.osmandListenHost, secondPort: config.osmandListenPort))
-        self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
+        self.fanout = Fanout(host: self.host, policy: AccessControl.sessionPolicy(for: config), clock: clock)
         self.inbox = ServiceThreadInbox(host: self.host)
         self.storage = TripStorage(store: store, trips: trips, inbox: inbox, metrics: metrics)
         self.publisher = TripPublisher(trips: trips, fanout: fanout, storage: storage, metrics: metrics, clock: clock)
         self.animator = TripAnimator(trips: trips, publisher: publisher, metrics: metrics, inbox: inbox, host: self.host, clock: clock)
         self.replies = Replies(host: self.host, fanout: fanout, metrics: metrics)
+        self.fleet = FleetService(config: config, clock: clock, trips: trips, fanout: fanout, replies: replies, metrics: metrics, inbox: inbox)
+        self.access = AccessControl(config: config, clock: clock, fanout: fanout, trips: trips, fleet: fleet)
+        self.routes = RouteSearches(config: config, clock: clock, trips: trips, replies: replies, metrics: metrics, inbox: inbox)
+        // What the services ask of the command log and the trip rules, read through the hub
+        // when asked: the log is made lazily (it needs the hub), after the services. Not
+        // strong: the hub owns the services. Unowned for the fleet tick (run by the hub's own
+        // timer); weak for a search's answer, which the router's queue holds and may hand
+        // back after the hub has gone.
+        fleet.fleetMembers = { [unowned self] local, now in commands.fleetMembers(local, now: now) }
+        routes.submit = { [weak self] command, reply, now in self?.commands.submit(command, reply: reply, now: now) }
+        routes.checkTripCapacity = { [weak self] () throws(ProtocolError) in try self?.checkTripCapacity() }
         self.host.delegate = HubHostDelegate(hub: self)
         publisher.endCustomerSubscriptionsIfOver = { [unowned self] trip, now in endCustomerSubscriptionsIfOver(trip: trip, now: now) }
     }

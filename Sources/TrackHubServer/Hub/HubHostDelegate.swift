@@ -41,7 +41,9 @@ final class HubHostDelegate: ServerHostDelegate {
     }
 
     func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
-        hub?.httpRefusalBeforeBody(request, declaredLength: declaredLength)
+        hub.flatMap { hub in
+            hub.access.httpRefusalBeforeBody(request, declaredLength: declaredLength, isSurelyUnknownDevice: hub.isSurelyUnknownDevice)
+        }
     }
 
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason) {
@@ -53,7 +55,7 @@ final class HubHostDelegate: ServerHostDelegate {
     }
 
     func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
-        hub?.responseHeaders(for: request) ?? []
+        hub?.access.responseHeaders(for: request) ?? []
     }
 
     func serviceWoke() {

@@ -153,7 +153,7 @@ extension RedisCommandLog {
         }
         // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
         // so one search runs, not one per node; its result goes into the log like a PUT.
-        if request != nil { hub.considerAutoReroute(trip: id, now: t) }
+        if request != nil { hub.routes.considerAutoReroute(trip: id, now: t) }
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.

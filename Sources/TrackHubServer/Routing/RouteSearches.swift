@@ -7,15 +7,61 @@ import TrackHubRouting
 /// new route when a rider strays. Every search runs on the router's queue (`RouterQueue`,
 /// off the service thread, at most 1 000 waiting); its result comes back here, on the
 /// service thread, and a route found goes through the command log like a client's route.
-extension Hub {
-    var router: RouterQueue? { config.router }
-
+///
+/// Threads: owned by the service thread. The router's queue calls back with closures that
+/// capture this object only to hand the result to the service thread (`inbox`), where every
+/// field is read; that is why it is `@unchecked Sendable`.
+final class RouteSearches: @unchecked Sendable {
     /// An HTTP client waiting for a search: its connection (closed: the search is dropped
     /// unrun) and its address (whose share of the queue it counts against).
     struct SearchClient {
         var connection: ConnectionID
         var peer: String
     }
+
+    /// The HTTP clients of searches on the router's queue, so a search whose client has gone
+    /// is dropped unrun (PROTOCOL 16).
+    let clients = RouteSearchClients()
+    /// Hands a command to the command log (`CommandLog.submit`), as a client's would be.
+    /// Set by the hub once it is built: the log is made lazily, after the services, and
+    /// needs the hub.
+    var submit: (_ command: TripCommand, _ reply: Reply?, _ now: Int64) -> Void = { _, _, _ in
+        preconditionFailure("RouteSearches.submit is set by the hub")
+    }
+    /// `--max-trips` (PROTOCOL 1), checked again when a search for a new trip is back.
+    /// Set by the hub with `submit`.
+    var checkTripCapacity: () throws(ProtocolError) -> Void = {
+        preconditionFailure("RouteSearches.checkTripCapacity is set by the hub")
+    }
+
+    /// `--router routino:DIR`; nil: the hub finds no routes.
+    private let router: RouterQueue?
+    /// `--max-route-points` and the limits a found route's request body is rebuilt within.
+    private let config: HubConfig
+    /// Now, when a reroute's search is back.
+    private let clock: HubClock
+    /// The trips, for a reroute's search points and its one-at-a-time marks.
+    private let trips: TripTable
+    /// The answers to the HTTP clients.
+    private let replies: Replies
+    /// The router's counters.
+    private let metrics: HubMetrics
+    /// How a search's result comes back to the service thread.
+    private let inbox: ServiceThreadInbox
+
+    /// The searches of a hub with these parts (`config.router` is the router).
+    init(config: HubConfig, clock: HubClock, trips: TripTable, replies: Replies, metrics: HubMetrics, inbox: ServiceThreadInbox) {
+        self.router = config.router
+        self.config = config
+        self.clock = clock
+        self.trips = trips
+        self.replies = replies
+        self.metrics = metrics
+        self.inbox = inbox
+    }
+
+    /// Whether this hub finds routes at all (a trip's `auto_reroute` defaults to it).
+    var hasRouter: Bool { router != nil }
 
     /// Runs a search off the service thread; `then` runs on the service thread with the
     /// result. A full queue (or no router) answers `unavailable` at once, a client past its
@@ -27,10 +73,10 @@ extension Hub {
         if query.points.count > router.router.maxPoints {
             return then(.failure(.tooManyPoints(limit: router.router.maxPoints)))
         }
-        let interest = client.map { routeSearchClients.add($0.connection) }
+        let interest = client.map { clients.add($0.connection) }
         let refusal = router.search(query, owner: client?.peer, isWanted: { interest?.isWanted ?? true }) { [self] result, skipped, seconds in
             inbox.run { [self] in
-                if let interest, let client { routeSearchClients.remove(interest, of: client.connection) }
+                if let interest, let client { clients.remove(interest, of: client.connection) }
                 if let skipped {
                     metrics.routerSkipped(skipped)
                     if skipped == .abandoned { return }  // nobody to answer
@@ -41,7 +87,7 @@ extension Hub {
             }
         }
         guard let refusal else { return }
-        if let interest, let client { routeSearchClients.remove(interest, of: client.connection) }
+        if let interest, let client { clients.remove(interest, of: client.connection) }
         switch refusal {
         case .queueFull:
             metrics.routerSearches["unavailable", default: 0] += 1
@@ -71,9 +117,9 @@ extension Hub {
                 request.route = .points(found.path)
                 try checkTripCapacity()
                 let raw = CreateTripRequest.bodyWithFoundRoute(rawBody, route: found.path, limits: config.protocolLimits)
-                commands.submit(
+                submit(
                     .create(id: id, request, route: route, rawBody: raw, found: RouterTravel(durationS: found.durationS)),
-                    reply: reply, now: clock.wallMillis())
+                    reply, clock.wallMillis())
             } catch {
                 replies.answerFailure(reply, error)
             }
@@ -122,11 +168,11 @@ extension Hub {
                 }
                 guard let trip = trips[id]?.trip, trip.status == .offRoute, let route = try? Route(points: found.path) else { return }
                 let request = RerouteRequest(route: .points(found.path), waypoints: nil, destination: trip.destination)
-                commands.submit(
+                submit(
                     .route(
                         trip: id, request, route: route, rawBody: RerouteRequest.body(route: found.path, destination: trip.destination),
                         reason: .offRoute, found: RouterTravel(durationS: found.durationS)),
-                    reply: nil, now: now)
+                    nil, now)
             }
         }
     }

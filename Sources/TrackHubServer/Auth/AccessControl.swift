@@ -1,11 +1,69 @@
-import Foundation
 import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 
-/// Token enforcement: the upgrade, every op, every `/v1` route, and the token's life on a
-/// live connection. Open mode (no secret) grants everything and ignores tokens.
-extension Hub {
+/// Who may do what (PROTOCOL 1, 2, 4 and 13): the hub's credentials and the rules around
+/// them, enforced on the upgrade, every op, every `/v1` route, and for the token's life on
+/// a live connection. Open mode (no secret) grants everything and ignores tokens.
+///
+/// It owns the token checks (`tokens`, with the share links they consult), what a `/v1`
+/// request gets before it runs (`apiGate`), the Origins and Host names answered
+/// (`originPolicy`), the refusals per address (`refusals`) and the token rules of a
+/// WebSocket session (`sessionPolicy`). Where a rule changes a live connection (a new token
+/// in `hello`, an expired one) it acts on the open sessions through `fanout`. Owned by the
+/// service thread, like every service of the hub.
+final class AccessControl {
+    /// Token checks, shared by the WebSocket side and the HTTP gate; it holds the share links.
+    let tokens: TokenVerifier
+    /// What a `/v1` request gets before it runs (PROTOCOL 4's order of errors).
+    let apiGate: APIGate
+    /// Which Origins and Host names are answered (PROTOCOL 1).
+    let originPolicy: OriginPolicy
+    /// The write policy and lifetime rules of WebSocket sessions (decisions; the fan-out acts
+    /// on the write rules, this on the token ones).
+    let sessionPolicy: SessionPolicy
+    /// `--max-refusal-rate`: refusals for bad credentials per address (PROTOCOL 1).
+    var refusals: RefusalLimiter
+
+    /// The limits a message is judged against (`--max-subscriptions`, the nesting depth).
+    private let config: HubConfig
+    /// Now, for the tokens' expiry and the refusal buckets.
+    private let clock: HubClock
+    /// The open sessions, whose grants these rules read and replace.
+    private let fanout: Fanout
+    /// The trips, for the slot of a subscription a new token ends.
+    private let trips: TripTable
+    /// The fleet channel, whose viewport a token without fleet scope ends.
+    private let fleet: FleetService
+
+    /// The rules `config` sets, acting on `fanout`'s sessions.
+    init(config: HubConfig, clock: HubClock, fanout: Fanout, trips: TripTable, fleet: FleetService) {
+        self.config = config
+        self.clock = clock
+        self.fanout = fanout
+        self.trips = trips
+        self.fleet = fleet
+        self.originPolicy = OriginPolicy(config: config)
+        self.refusals = RefusalLimiter(ratePerSecond: config.maxRefusalRate)
+        let tokens = TokenVerifier(secrets: config.jwtSecrets)
+        self.tokens = tokens
+        self.sessionPolicy = Self.sessionPolicy(for: config)
+        self.apiGate = APIGate(
+            isSecured: tokens.isSecured,
+            limits: APICall.Limits(protocolLimits: config.protocolLimits, maxRoutePoints: config.maxRoutePoints),
+            authenticate: { request, now throws(ProtocolError) in try tokens.authenticate(request, now: now) })
+    }
+
+    /// The session rules of `config`. The hub's `Fanout` is made with the same value before
+    /// this exists (it enforces the write rules; `sweepTokens` here, the token ones).
+    static func sessionPolicy(for config: HubConfig) -> SessionPolicy {
+        SessionPolicy(
+            maxUnsentBytes: config.maxUnsentBytes, maxUnsentDurationMs: config.maxUnsentDurationMs,
+            pingIntervalMs: config.pingIntervalMs, authTimeoutMs: config.authTimeoutMs,
+            isSecured: !config.jwtSecrets.isEmpty)  // as `TokenVerifier.isSecured`: a hub with a secret
+    }
+
+    /// Whether tokens are checked at all (a hub with a secret).
     var isSecured: Bool { tokens.isSecured }
 
     /// Verifies a token against each secret in turn (see `TokenVerifier`).
@@ -97,7 +155,7 @@ extension Hub {
             fanout.enqueue(payload: ServerReplies.unsubscribed(re: nil, trip: trip, reason: "forbidden"), to: id)
         }
         if session.viewportKey != nil && !grants.allowsFleet {
-            setViewport(id, viewport: nil, re: nil)
+            fleet.setViewport(id, viewport: nil, re: nil)
         }
     }
 
@@ -116,8 +174,11 @@ extension Hub {
     /// is for a phone endpoint and announces a body over 64 KiB (413) or names a device that
     /// is not registered (404), and on a secured hub when it has no valid token (401; 401
     /// also beats 413). So an unauthenticated client cannot make the hub read, hold or parse
-    /// a body.
-    func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
+    /// a body. `isSurelyUnknownDevice`: the device registry's answer for an id (the devices
+    /// are not this type's).
+    func httpRefusalBeforeBody(
+        _ request: HTTPRequest, declaredLength: Int, isSurelyUnknownDevice: (String) -> Bool
+    ) -> ProtocolError? {
         let path = DeviceDoor.routedPath(request)
         guard path.hasPrefix("/v1/") else { return nil }
         let now = clock.wallMillis()
@@ -144,5 +205,10 @@ extension Hub {
                 return error
             }
         }
+    }
+
+    /// Headers on every answer (the host's refusals included): CORS for an allowed origin.
+    func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
+        CORS.responseHeaders(origin: request.origin, host: request.host, policy: originPolicy)
     }
 }
