@@ -54,7 +54,7 @@ extension LocalCommandLog {
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
                 hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
                 if hub.trips[id]?.trip.wantsTick == true { hub.trips.animating.insert(id) }
-                hub.answerDone(reply, trip: id)
+                hub.tripsAPI.answerDone(reply, trip: id)
             }
         }
     }
@@ -69,7 +69,7 @@ extension LocalCommandLog {
             if let reply { hub.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
             store(change, trip: id, what: "route", reply: reply) { [self] in
-                if let reply { hub.answerDone(reply, trip: id) }
+                if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
                 hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
             }
         }
@@ -82,7 +82,7 @@ extension LocalCommandLog {
             return
         }
         if change.events.isEmpty {
-            if let reply { hub.answerDone(reply, trip: id) }
+            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
             return
         }
         hub.trips.animating.remove(id)
@@ -90,7 +90,7 @@ extension LocalCommandLog {
             hub.trips.mutate(id) { $0.endedAt = nil }
             if wasAnimating { hub.trips.animating.insert(id) }
         }) { [self] in
-            if let reply { hub.answerDone(reply, trip: id) }
+            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 

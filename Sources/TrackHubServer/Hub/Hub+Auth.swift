@@ -130,7 +130,7 @@ extension Hub {
             if declaredLength > DeviceDoor.maxBodyBytes {
                 return .tooLarge("body: a phone's request is at most \(DeviceDoor.maxBodyBytes) bytes")
             }
-            if let id = DeviceDoor.deviceBeforeBody(request, route: route), isSurelyUnknownDevice(id) {
+            if let id = DeviceDoor.deviceBeforeBody(request, route: route), devices.isSurelyUnknownDevice(id) {
                 return .notFound("device \(id) is not registered")
             }
             return nil

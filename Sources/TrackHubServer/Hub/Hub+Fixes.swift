@@ -105,7 +105,7 @@ extension Hub {
             metrics.eventsOut += fanout.broadcast(message, trip: trip)
             trips.noteEventSent(event.n, trip: trip)
         }
-        endCustomerSubscriptionsIfOver(trip: trip, now: clock.wallMillis())  // after `arrived` (PROTOCOL 13)
+        shares.endCustomerSubscriptionsIfOver(trip: trip, now: clock.wallMillis())  // after `arrived` (PROTOCOL 13)
         webhookEventsStored(events, trip: trip)
     }
 

@@ -69,7 +69,7 @@ extension Hub {
                 var request = body
                 request.origin = nil
                 request.route = .points(found.path)
-                try checkTripCapacity()
+                try tripsAPI.checkTripCapacity()
                 let raw = CreateTripRequest.bodyWithFoundRoute(rawBody, route: found.path, limits: config.protocolLimits)
                 commands.submit(
                     .create(id: id, request, route: route, rawBody: raw, found: RouterTravel(durationS: found.durationS)),

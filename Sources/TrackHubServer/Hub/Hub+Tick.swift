@@ -27,7 +27,7 @@ extension Hub {
             sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
-            forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
+            shares.forgetExpiredSharesIfDue(now: now)  // share links past their expiry (ShareService)
             refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
             routeSearchClients.sweepClosedPeers(host)  // searches whose clients left are dropped unrun
         }
@@ -113,7 +113,7 @@ extension Hub {
             metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames)
         }
         // The last frame of an arrived trip (at the destination) ends its share subscriptions.
-        if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(trip: id, now: now) }
+        if let frame, frame.status == .arrived { shares.endCustomerSubscriptionsIfOver(trip: id, now: now) }
         if !events.isEmpty {
             sendArrivalSegmentIfArrived(events, trip: id, now: now)
             storeStateAndSend(events, trip: id)

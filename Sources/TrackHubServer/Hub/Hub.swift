@@ -43,8 +43,12 @@ public final class Hub: @unchecked Sendable {
     /// Builds the fleet index on the fleet queue, one build at a time, reusing what the
     /// riders that did not move left from the last build (the lock is never contended).
     let fleetBuilder = Mutex(FleetIndexBuilder())
-    /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
-    var devices = DeviceRegistry()
+    /// Registered phones (PROTOCOL 11): their table, `/v1/devices` and a phone's fix.
+    let devices: DeviceService
+    /// Share links (PROTOCOL 13): issued and revoked, and the sharing they end.
+    let shares: ShareService
+    /// The trips of the HTTP API: the list, a trip, its trail, a carried-out command's answer.
+    let tripsAPI: TripsAPI
     /// `--max-refusal-rate`: refusals for bad credentials per address (PROTOCOL 1).
     var refusals: RefusalLimiter
     /// The HTTP clients of searches on the router's queue, so a search whose client has gone
@@ -101,7 +105,18 @@ public final class Hub: @unchecked Sendable {
         self.fanout = Fanout(host: self.host, policy: sessionPolicy, clock: clock)
         self.inbox = ServiceThreadInbox(host: self.host)
         self.replies = Replies(host: self.host, fanout: fanout, metrics: metrics)
+        self.devices = DeviceService(
+            trips: trips, replies: replies, metrics: metrics, store: store, maxFixRate: config.maxFixRate, isSecured: tokens.isSecured)
+        self.shares = ShareService(
+            links: tokens.shares, secrets: tokens.secrets, trips: trips, fanout: fanout, replies: replies, store: store, clock: clock)
+        self.tripsAPI = TripsAPI(
+            trips: trips, replies: replies, fanout: fanout, host: self.host, clock: clock, serverName: serverName,
+            maxTrips: config.maxTrips, maxRoutePoints: config.maxRoutePoints)
         self.host.delegate = HubHostDelegate(hub: self)
+        // The store's reads and batches are the hub's own (Hub+Fixes) for now: the services
+        // reach them through it, weakly, since the hub owns them.
+        shares.storePaths = self
+        tripsAPI.storePaths = self
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
@@ -162,8 +177,18 @@ public final class Hub: @unchecked Sendable {
     // MARK: - Start-up
 
     private func makeCommandLog() -> any CommandLog {
-        if let seeds = config.clusterSeeds { return RedisCommandLog(hub: self, seeds: seeds) }
-        return LocalCommandLog(hub: self)
+        let log: any CommandLog
+        if let seeds = config.clusterSeeds {
+            log = RedisCommandLog(hub: self, seeds: seeds)
+        } else {
+            log = LocalCommandLog(hub: self)
+        }
+        // The services submit to the log the hub owns: they hold it weakly, and get it here
+        // because the log can be made only once the hub exists.
+        devices.commandLog = log
+        shares.commandLog = log
+        tripsAPI.commandLog = log
+        return log
     }
 
     /// Loads the trips of the local store (a hub alone; see `LocalCommandLog`).

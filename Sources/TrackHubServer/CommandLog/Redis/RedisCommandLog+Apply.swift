@@ -122,7 +122,7 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try hub.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, now: t)
+            trip = try hub.makeTrip(id: id, body, route: try hub.tripsAPI.makeRoute(body.route), found: command.found, now: t)
         } catch {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
@@ -131,7 +131,7 @@ extension RedisCommandLog {
         hub.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
         hub.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 201) }
+                if case .http(let connection) = reply { hub.tripsAPI.respondTrip(connection, id: id, status: 201) }
             }
             hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
@@ -168,7 +168,7 @@ extension RedisCommandLog {
         // Now, not once stored locally: every node numbers this segment alike.
         hub.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
         hub.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 
@@ -176,7 +176,7 @@ extension RedisCommandLog {
         let change: ChangeUndo
         do throws(ProtocolError) {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
-            guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
+            guard let route = try hub.tripsAPI.makeRoute(body.route) else { throw .badRequest("route is required") }
             let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
             change = try hub.changeRoute(
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
@@ -185,7 +185,7 @@ extension RedisCommandLog {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         hub.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
             hub.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
@@ -194,7 +194,7 @@ extension RedisCommandLog {
         let events = hub.changeEnd(id, at: t)?.events ?? []
         state.endsRequested.remove(id)
         hub.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 }
