@@ -67,15 +67,15 @@ protocol CommandDurability: AnyObject {
     /// Takes a command. `reply` nil: the hub's own (an arrived trip's end), nobody waits.
     func submit(_ command: TripCommand, reply: Reply?, now: Int64)
     /// Takes a device change (PROTOCOL 11); `reply` gets the device as it then is
-    /// (`Hub.answerDevice`) once the change is durable, 404 for a `delete` of a device not
+    /// (`DeviceService.answerDevice`) once the change is durable, 404 for a `delete` of a device not
     /// registered, `unavailable` when it cannot be made durable. Every hub sharing the log
     /// ends up with the same device table.
     func submit(_ command: DeviceCommand, reply: Reply, now: Int64)
     /// Takes a share link change (PROTOCOL 13); `reply` gets the link's token
-    /// (`Hub.answerShareIssued`) or the revocation (`Hub.answerShareRevoked`) once the change
+    /// (`ShareService.answerShareIssued`) or the revocation (`ShareService.answerShareRevoked`) once the change
     /// is durable, 404 for a revocation of a link not known (or expired), `unavailable` when it
     /// cannot be made durable. Every hub sharing the log ends up with the same links, and ends
-    /// a revoked link's subscriptions (`Hub.revokeShareHere`).
+    /// a revoked link's subscriptions (`ShareService.revokeShareHere`).
     func submit(_ command: ShareCommand, reply: Reply, now: Int64)
     /// A fix from registered `device`: it becomes the device's `last_seen` and
     /// `last_position` and, with `trip` (the device's active trip), a fix of that trip,

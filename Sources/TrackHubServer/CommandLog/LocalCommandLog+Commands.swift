@@ -13,7 +13,7 @@ extension LocalCommandLog {
         }
         var trip: Trip
         do {
-            trip = try TripTable.makeTrip(id: id, body, route: route, found: found, hasRouter: hub.config.router != nil, now: now)
+            trip = try TripTable.makeTrip(id: id, body, route: route, found: found, hasRouter: hub.routes.hasRouter, now: now)
         } catch {
             return hub.replies.respondError(connection, error)
         }
@@ -54,7 +54,7 @@ extension LocalCommandLog {
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
                 hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
                 if hub.trips[id]?.trip.wantsTick == true { hub.trips.animating.insert(id) }
-                hub.answerDone(reply, trip: id)
+                hub.tripsAPI.answerDone(reply, trip: id)
             }
         }
     }
@@ -68,9 +68,8 @@ extension LocalCommandLog {
         case .failure(let error):
             if let reply { hub.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
-            if hub.trips[id]?.trip.isAnimating(at: now) == true { tripStartedMoving(id, at: now, byFix: false) }
             store(change, trip: id, what: "route", reply: reply) { [self] in
-                if let reply { hub.answerDone(reply, trip: id) }
+                if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
                 hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
             }
         }
@@ -83,7 +82,7 @@ extension LocalCommandLog {
             return
         }
         if change.events.isEmpty {
-            if let reply { hub.answerDone(reply, trip: id) }
+            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
             return
         }
         hub.trips.animating.remove(id)
@@ -91,7 +90,7 @@ extension LocalCommandLog {
             hub.trips.mutate(id) { $0.endedAt = nil }
             if wasAnimating { hub.trips.animating.insert(id) }
         }) { [self] in
-            if let reply { hub.answerDone(reply, trip: id) }
+            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 

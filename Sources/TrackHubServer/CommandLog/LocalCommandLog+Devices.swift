@@ -8,26 +8,26 @@ extension LocalCommandLog {
     func submit(_ command: DeviceCommand, reply: Reply, now: Int64) {
         switch command {
         case .put(let id, let trip, let name):
-            var changed = hub.devices[id] ?? StoredDevice(id: id, trip: nil, name: nil)
+            var changed = hub.devices.registry[id] ?? StoredDevice(id: id, trip: nil, name: nil)
             changed.trip = trip
             changed.name = name
             let device = changed
             hub.storage.persist([.device(device)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.devices[id] = device
-                    hub.answerDevice(reply, device)
+                    hub.devices.registry[id] = device
+                    hub.devices.answerDevice(reply, device)
                 case .failure(let error):
                     hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
             }
         case .delete(let id):
-            guard let device = hub.devices[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+            guard let device = hub.devices.registry[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             hub.storage.persist([.deleteDevice(id: id)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.forgetDevice(id)
-                    hub.answerDevice(reply, device)
+                    hub.devices.forgetDevice(id)
+                    hub.devices.answerDevice(reply, device)
                 case .failure(let error):
                     hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
@@ -36,11 +36,11 @@ extension LocalCommandLog {
     }
 
     func submitDeviceFix(_ fix: FixInput, device id: String, trip: String?, reply: Reply, now: Int64) {
-        guard var device = hub.devices[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+        guard var device = hub.devices.registry[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
         if trip == nil { device.trip = nil }  // its trip ended or went: it stays registered, bound to none
         device.lastSeen = now
         device.lastPosition = fix.point
-        hub.devices[id] = device
+        hub.devices.registry[id] = device
         let seen = device
         if let trip {
             // `last_seen` is bookkeeping: stored beside the fix, never holding up its answer.

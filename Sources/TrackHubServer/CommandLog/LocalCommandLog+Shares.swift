@@ -11,21 +11,21 @@ extension LocalCommandLog {
             hub.storage.persist([.share(share)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.shareLinks.record(share)
-                    hub.answerShareIssued(reply, share, issuedAt: issuedAt)
+                    hub.shares.links.record(share)
+                    hub.shares.answerShareIssued(reply, share, issuedAt: issuedAt)
                 case .failure(let error):
                     hub.replies.answerFailure(reply, .unavailable("share: the store could not commit (\(error)); try again"))
                 }
             }
         case .revoke(let jti):
-            guard let known = hub.shareLinks.link(jti), !ShareLinks.hasExpired(known, nowMs: now) else {
-                return hub.replies.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti)))
+            guard let known = hub.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: now) else {
+                return hub.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti)))
             }
-            let revoked = hub.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
+            let revoked = hub.shares.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
             hub.storage.persist([.share(revoked)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.answerShareRevoked(reply, jti: jti)
+                    hub.shares.answerShareRevoked(reply, jti: jti)
                 case .failure(let error):
                     hub.replies.answerFailure(reply, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
                 }

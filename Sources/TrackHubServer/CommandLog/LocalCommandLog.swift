@@ -22,8 +22,8 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     func restore() throws {
         try hub.restoreTrips()
-        try hub.restoreDevices()
-        try hub.restoreShares()
+        try hub.devices.restoreDevices()
+        try hub.shares.restoreShares()
     }
 
     func startThreads() {}

@@ -5,9 +5,9 @@ import TrackHubStore
 /// form for both command logs.
 enum ShareCommand: Sendable {
     /// Issues `share` (not revoked): its token has `exp` `share.expiresAt` and `iat`
-    /// `issuedAt` (s), minted for the answer (`Hub.answerShareIssued`).
+    /// `issuedAt` (s), minted for the answer (`ShareService.answerShareIssued`).
     case issue(StoredShare, issuedAt: Int64)
-    /// Revokes the link: its token refused, its subscriptions ended (`Hub.revokeShareHere`).
+    /// Revokes the link: its token refused, its subscriptions ended (`ShareService.revokeShareHere`).
     case revoke(jti: String)
 
     var jti: String {

@@ -7,7 +7,7 @@ extension Hub {
     func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double) {
         // --max-refusal-rate: a refused credential counts against its address.
         access.refusals.recordAnswer(
-            status: status, atDeviceDoor: request.isSecondListener || Self.isDeviceEndpoint(request.path),
+            status: status, atDeviceDoor: request.isSecondListener || DeviceService.isDeviceEndpoint(request.path),
             peer: request.peerAddress, now: clock.wallMillis())
         guard HubLog.isEnabled(.info) else { return }
         // The path without its query (lws hands it over split already; cut again in case):

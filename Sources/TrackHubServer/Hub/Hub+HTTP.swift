@@ -88,9 +88,9 @@ extension Hub {
         // Identity before work (PROTOCOL 11): a phone's device, once the body is in, is
         // looked up before the body is parsed (an id in the query or path was looked up
         // before the body was read, `httpRefusalBeforeBody`).
-        if Self.isDeviceEndpoint(request.path),
+        if DeviceService.isDeviceEndpoint(request.path),
            case .route(let route) = APIRoute.match(method: request.method, path: request.path), route.kind.access == .device,
-           let id = DeviceDoor.device(request, route: route), isSurelyUnknownDevice(id) {
+           let id = DeviceDoor.device(request, route: route), devices.isSurelyUnknownDevice(id) {
             metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
             throw .notFound("device \(id) is not registered")
         }
@@ -105,7 +105,7 @@ extension Hub {
             replies.respond(request.connection, HTTPResponse(
                 status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
-            if Self.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
+            if DeviceService.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
             throw error
         case .call(let call, let grants):
             try dispatch(call, connection: request.connection, peer: request.peerAddress, grants: grants, now: now)
@@ -117,7 +117,7 @@ extension Hub {
         if case .createTrip(let body, let route, let rawBody) = call, body.id == nil {
             // The id is chosen here, so the trip's partition is known before it is submitted.
             var named = body
-            named.id = makeTripID()
+            named.id = tripsAPI.makeTripID()
             call = .createTrip(named, route: route, rawBody: rawBody)
         }
         guard let trip = Self.trip(namedBy: call) else { return try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now) }
@@ -148,10 +148,10 @@ extension Hub {
         let reply = Reply.http(connection)
         switch call {
         case .listTrips(let query):
-            listTrips(connection, query, now: now, visible: grants)
+            tripsAPI.listTrips(connection, query, now: now, visible: grants)
         case .createTrip(let body, let route, let rawBody):
-            try checkTripCapacity()
-            let id = body.id ?? makeTripID()
+            try tripsAPI.checkTripCapacity()
+            let id = body.id ?? tripsAPI.makeTripID()
             if body.origin != nil { return try routes.createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: RouteSearches.SearchClient(connection: connection, peer: peer)) }
             commands.submit(.create(id: id, body, route: route, rawBody: rawBody, found: nil), reply: reply, now: now)
         case .fleetClusters(let query):
@@ -159,12 +159,9 @@ extension Hub {
         case .openAPI:
             break  // answered by the gate, before the token check
         case .getTrip(let id):
-            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-            respondTrip(connection, id: id, status: 200, afterCommand: false, audience: audience(of: grants, trip: id))
+            try tripsAPI.getTrip(connection, id: id, grants: grants)
         case .trail(let id, let query, let format):
-            guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-            // Every acked fix is in the trail: read once the log's answered writes are readable.
-            commands.afterAnsweredWrites { [self] in respondTrail(connection, id: id, query, format: format) }
+            try tripsAPI.trail(connection, id: id, query, format: format)
         case .endTrip(let id):
             commands.submit(.end(trip: id), reply: reply, now: now)
         case .putRoute(let id, let body, let route, let rawBody):
@@ -172,31 +169,29 @@ extension Hub {
         case .postFixes(let id, let fixes):
             metrics.fixesIn += fixes.count
             if fixes.isEmpty {
-                // Nothing to store: answered here, from what this hub knows of the trip.
-                guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-                replies.respond(connection, status: 200, json: HTTPBodies.noAcks)
+                try tripsAPI.answerNoFixes(connection, trip: id)  // nothing to store
             } else {
                 commands.submit(.fixes(trip: id, fixes), reply: reply, now: now)
             }
         case .proceed(let id):
             commands.submit(.proceed(trip: id), reply: reply, now: now)
         case .listDevices:
-            listDevices(connection)
+            devices.listDevices(connection)
         case .getDevice(let id):
-            try getDevice(connection, id: id)
+            try devices.getDevice(connection, id: id)
         case .putDevice(let id, let body):
-            try putDevice(connection, id: id, body, now: now)
+            try devices.putDevice(connection, id: id, body, now: now)
         case .deleteDevice(let id):
-            deleteDevice(connection, id: id, now: now)
+            devices.deleteDevice(connection, id: id, now: now)
         case .createShare(let id, let body):
-            try createShare(connection, trip: id, body, now: now)
+            try shares.createShare(connection, trip: id, body, now: now)
         case .revokeShare(let jti):
-            try revokeShare(connection, jti: jti, now: now)
+            try shares.revokeShare(connection, jti: jti, now: now)
         case .findRoute(let query):
             try routes.findRouteHTTP(connection, query, peer: peer)
         case .deviceFix(let device, let fix, let source):
             do {
-                try deviceFix(connection, device: device, fix, source: source, now: now)
+                try devices.deviceFix(connection, device: device, fix, source: source, now: now)
             } catch {
                 metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
                 throw error
@@ -204,106 +199,5 @@ extension Hub {
         }
     }
 
-    /// Turns a validated route input into a core `Route`, with errors naming the field.
-    func makeRoute(_ input: RouteInput?) throws(ProtocolError) -> Route? {
-        try input?.makeRoute(maxPoints: config.maxRoutePoints)
-    }
-
-    private func listTrips(_ connection: ConnectionID, _ query: TripListQuery, now: Int64, visible: Grants = .everything) {
-        let wanted = query.statuses.map(Set.init)
-        // Bytewise order of ids (PROTOCOL 5), the same as comparing their UTF-8.
-        let ids = trips.entries.keys.filter { id in
-            guard visible.allowsListing(id) else { return false }
-            if let after = query.after, !id.utf8.lexicographicallyPrecedes(after.utf8) && id != after {
-                // keep ids strictly after `after`
-            } else if query.after != nil {
-                return false
-            }
-            guard let status = trips[id]?.trip.status else { return false }
-            return wanted?.contains(status) ?? true
-        }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let page = ids.prefix(query.limit)
-        let views = page.map {
-            TripView(id: $0, entry: trips[$0], trail: [], now: now, includeRoute: false, includeTrail: false, audience: audience(of: visible, trip: $0))
-        }
-        replies.respond(connection, status: 200, json: HTTPBodies.tripList(views, next: ids.count > page.count ? page.last : nil))
-    }
-
-    /// The trip with its last 100 fixes (PROTOCOL 5). The trail is read off the service
-    /// thread; the body is built on it once the read is back, from the trip as it is then.
-    /// A failed read answers `GET` with 503; after a command (which stands) the trip goes
-    /// out without its trail, logged and counted.
-    /// A share link's `audience` sees the customer's view (PROTOCOL 13), without a trail.
-    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true, audience: TripView.Audience = .full) {
-        let count = audience == .customer ? 0 : 100
-        storage.read({ store throws(StoreError) in try store.recentFixes(tripID: id, count: count) }) { [self] result in
-            let trail: [StoredFix]
-            switch result {
-            case .success(let read):
-                trail = read
-            case .failure(let error) where !afterCommand:
-                return replies.respondError(connection, ProtocolError(.unavailable, "trip \(id): the store could not be read (\(error)); try again"))
-            case .failure(let error):
-                logWarning("trip \(id): its trail could not be read for an answer (\(error)); sent without it")
-                trail = []
-            }
-            var view = TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience)
-            view.includeRouteSource = status == 201  // PROTOCOL 16: the create's answer says where its route came from
-            let body = HTTPBodies.trip(view)
-            if status == 201 { return replies.respondCreated(connection, id: id, json: body) }
-            replies.respond(connection, status: status, json: body)
-        }
-    }
-
-    /// The trail (PROTOCOL 5 and 14): GeoJSON, GPX or CSV, streamed page by page when it is
-    /// longer than one page; a trail that fits in one page goes out whole, with its length.
-    /// No page is read on the service thread: the mark and the first page on the store-read
-    /// queue before the answer starts (a failure there is still a 503), each later page there
-    /// when the host asks for it (`supplyTrailChunk`).
-    private func respondTrail(_ connection: ConnectionID, id: String, _ query: TrailQuery, format: TrailFormat) {
-        let server = serverName
-        storage.read({ store throws(StoreError) in
-            let body = try TrailBody.open(store: store, tripID: id, query: query, format: format, server: server)
-            return (body, try body.firstPart())
-        }) { [self] result in
-            let body: TrailBody
-            let first: [UInt8]
-            switch result {
-            case .success(let opened):
-                (body, first) = opened
-            case .failure(let error):
-                return replies.respondError(connection, ProtocolError(.unavailable, "trail: \(error)"))
-            }
-            var headers = [("cache-control", "no-store")]
-            if let name = format.attachmentName(trip: id) {
-                headers.append(("content-disposition", "attachment; filename=\"\(name)\""))
-            }
-            var response = HTTPResponse(status: 200, contentType: format.contentType, headers: headers, body: first)
-            if !body.fitsInOnePage {
-                // Weak: the host keeps the response while it streams, and the hub owns the host.
-                response.requestChunk = { [weak self] connection in self?.supplyTrailChunk(connection, body, trip: id) }
-            }
-            replies.respond(connection, response)
-        }
-    }
-
-    /// A streamed trail's next part, asked for by the host (service thread): read and encoded
-    /// on the store-read queue, handed back on the service thread. The host asks for one part
-    /// at a time, so a body has at most one page read ahead of what is being written. These
-    /// reads do not hold the drain (`holdsDrain: false`): the answer is cut at stop anyway,
-    /// as it always was; a part that comes back after its connection closed is dropped.
-    private func supplyTrailChunk(_ connection: ConnectionID, _ body: TrailBody, trip: String) {
-        storage.read({ _ throws(StoreError) in try body.nextChunk() }, holdsDrain: false) { [self] result in
-            switch result {
-            case .success(let part?):
-                host.supplyChunk(connection, .bytes(part))
-            case .success(nil):
-                host.supplyChunk(connection, .end)
-            case .failure(let error):
-                logWarning("trail of \(trip): cut short (\(error))")
-                host.supplyChunk(connection, .failure)
-            }
-        }
-    }
 }
 

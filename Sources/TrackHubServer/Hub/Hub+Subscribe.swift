@@ -18,7 +18,7 @@ extension Hub {
             session.queue.removeFrames(ofSlot: slot)
         }
         let entry = trips[trip]
-        let audience = audience(of: session.grants, trip: trip)
+        let audience = ShareService.audience(of: session.grants, trip: trip)
         var recovered: Bool?
         var replayCount = 0
         if let sinceEvent {
@@ -36,7 +36,7 @@ extension Hub {
             // A customer's snapshot has no trail: nothing to read.
             fanout.enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
             if let segment { fanout.enqueue(segment, to: id) }
-            endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
+            shares.endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
             return
         }
         let (ticket, outcome) = session.queue.reserveSnapshot(of: trip)
@@ -83,7 +83,7 @@ extension Hub {
             messages += replay.map { OutboundMessage(payload: $0) }
             if let segment = read.segment { messages.append(segment) }
             fanout.fillReservation(read.ticket, with: messages, for: id)
-            if view.audience == .customer { endCustomerSubscriptionsIfOver(trip: view.id, now: clock.wallMillis()) }
+            if view.audience == .customer { shares.endCustomerSubscriptionsIfOver(trip: view.id, now: clock.wallMillis()) }
         case .failure(let error):
             // Not a snapshot without its trail, nor `recovered: true` without the events.
             fanout.unsubscribe(id, from: read.view.id, slot: trips[read.view.id]?.slot)

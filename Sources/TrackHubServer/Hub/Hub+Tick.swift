@@ -27,7 +27,7 @@ extension Hub {
             access.sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
-            forgetExpiredSharesIfDue(now: now)  // share links past their expiry (Hub+Shares)
+            shares.forgetExpiredSharesIfDue(now: now)  // share links past their expiry (ShareService)
             access.refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
             routes.clients.sweepClosedPeers(host)  // searches whose clients left are dropped unrun
         }

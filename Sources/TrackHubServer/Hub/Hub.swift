@@ -38,8 +38,12 @@ public final class Hub: @unchecked Sendable {
     var lastStateFlush: Int64 = 0
     /// The fleet channel (PROTOCOL 8): the viewports watched and the clustering index.
     let fleet: FleetService
-    /// Registered phones (PROTOCOL 11) and their fix-rate buckets.
-    var devices = DeviceRegistry()
+    /// Registered phones (PROTOCOL 11): their table, `/v1/devices` and a phone's fix.
+    let devices: DeviceService
+    /// Share links (PROTOCOL 13): issued and revoked, and the sharing they end.
+    let shares: ShareService
+    /// The trips of the HTTP API: the list, a trip, its trail, a carried-out command's answer.
+    let tripsAPI: TripsAPI
     /// Who may do what: tokens, the `/v1` gate, Origins and Hosts, refusals per address and
     /// the token rules of live sessions (PROTOCOL 1, 2, 4).
     let access: AccessControl
@@ -82,16 +86,22 @@ public final class Hub: @unchecked Sendable {
         self.fleet = FleetService(config: config, clock: clock, trips: trips, fanout: fanout, replies: replies, metrics: metrics, inbox: inbox)
         self.access = AccessControl(config: config, clock: clock, fanout: fanout, trips: trips, fleet: fleet)
         self.routes = RouteSearches(config: config, clock: clock, trips: trips, replies: replies, metrics: metrics, inbox: inbox)
-        // What the services ask of the command log and the trip rules, read through the hub
-        // when asked: the log is made lazily (it needs the hub), after the services. Not
-        // strong: the hub owns the services. Unowned for the fleet tick (run by the hub's own
-        // timer); weak for a search's answer, which the router's queue holds and may hand
-        // back after the hub has gone.
+        self.devices = DeviceService(
+            trips: trips, replies: replies, metrics: metrics, storage: storage, maxFixRate: config.maxFixRate, isSecured: access.isSecured)
+        self.shares = ShareService(
+            links: access.tokens.shares, secrets: access.tokens.secrets, trips: trips, fanout: fanout, replies: replies, storage: storage, clock: clock)
+        self.tripsAPI = TripsAPI(
+            trips: trips, storage: storage, replies: replies, fanout: fanout, host: self.host, clock: clock, serverName: serverName,
+            maxTrips: config.maxTrips, maxRoutePoints: config.maxRoutePoints)
+        // What the services ask of the command log, read through the hub when asked: the log
+        // is made lazily (it needs the hub), after the services. Not strong: the hub owns the
+        // services. Unowned for the fleet tick (run by the hub's own timer); weak for a
+        // search's answer, which the router's queue holds and may hand back after the hub has gone.
         fleet.fleetMembers = { [unowned self] local, now in commands.fleetMembers(local, now: now) }
         routes.submit = { [weak self] command, reply, now in self?.commands.submit(command, reply: reply, now: now) }
-        routes.checkTripCapacity = { [weak self] () throws(ProtocolError) in try self?.checkTripCapacity() }
+        routes.checkTripCapacity = { [weak self] () throws(ProtocolError) in try self?.tripsAPI.checkTripCapacity() }
         self.host.delegate = HubHostDelegate(hub: self)
-        publisher.endCustomerSubscriptionsIfOver = { [unowned self] trip, now in endCustomerSubscriptionsIfOver(trip: trip, now: now) }
+        publisher.endCustomerSubscriptionsIfOver = { [unowned self] trip, now in shares.endCustomerSubscriptionsIfOver(trip: trip, now: now) }
     }
 
     /// Loads stored trips, binds the port and starts the service thread. Returns once the
@@ -154,6 +164,11 @@ public final class Hub: @unchecked Sendable {
     private func makeCommandLog() -> any CommandLog {
         let log: any CommandLog = config.clusterSeeds.map { RedisCommandLog(hub: self, seeds: $0) } ?? LocalCommandLog(hub: self)
         publisher.keepsRecentEvents = log.keepsRecentEvents
+        // The services submit to the log the hub owns: they hold it weakly, and get it here
+        // because the log can be made only once the hub exists.
+        devices.commandLog = log
+        shares.commandLog = log
+        tripsAPI.commandLog = log
         return log
     }
 

@@ -42,7 +42,7 @@ final class HubHostDelegate: ServerHostDelegate {
 
     func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
         hub.flatMap { hub in
-            hub.access.httpRefusalBeforeBody(request, declaredLength: declaredLength, isSurelyUnknownDevice: hub.isSurelyUnknownDevice)
+            hub.access.httpRefusalBeforeBody(request, declaredLength: declaredLength, isSurelyUnknownDevice: hub.devices.isSurelyUnknownDevice)
         }
     }
 

@@ -122,7 +122,7 @@ extension RedisCommandLog {
         do throws(ProtocolError) {
             let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try TripTable.makeTrip(id: id, body, route: try hub.makeRoute(body.route), found: command.found, hasRouter: hub.config.router != nil, now: t)
+            trip = try TripTable.makeTrip(id: id, body, route: try hub.tripsAPI.makeRoute(body.route), found: command.found, hasRouter: hub.routes.hasRouter, now: t)
         } catch {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
@@ -131,7 +131,7 @@ extension RedisCommandLog {
         hub.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
         hub.publisher.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { hub.respondTrip(connection, id: id, status: 201) }
+                if case .http(let connection) = reply { hub.tripsAPI.respondTrip(connection, id: id, status: 201) }
             }
             hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
@@ -147,9 +147,7 @@ extension RedisCommandLog {
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
             }
-            if verdict.isApplied, hub.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) {
-                tripStartedMoving(id, at: t, byFix: true)
-            }
+            if verdict.isApplied { hub.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
         }
         // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
         // so one search runs, not one per node; its result goes into the log like a PUT.
@@ -170,7 +168,7 @@ extension RedisCommandLog {
         // Now, not once stored locally: every node numbers this segment alike.
         hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
         hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 
@@ -178,7 +176,7 @@ extension RedisCommandLog {
         let change: ChangeUndo
         do throws(ProtocolError) {
             let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
-            guard let route = try hub.makeRoute(body.route) else { throw .badRequest("route is required") }
+            guard let route = try hub.tripsAPI.makeRoute(body.route) else { throw .badRequest("route is required") }
             let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
             change = try hub.trips.changeRoute(
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
@@ -187,7 +185,7 @@ extension RedisCommandLog {
             return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
         }
         hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
             hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
         }
     }
@@ -196,7 +194,7 @@ extension RedisCommandLog {
         let events = hub.trips.changeEnd(id, at: t)?.events ?? []
         state.endsRequested.remove(id)
         hub.publisher.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.answerDone(reply, trip: id) }
+            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 }

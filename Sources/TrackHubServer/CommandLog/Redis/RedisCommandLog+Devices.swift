@@ -62,14 +62,14 @@ extension RedisCommandLog {
         switch command.kind {
         case .putDevice:
             let device = state.devices.put(id, trip: command.trip, name: command.name, at: entry.id.ms)
-            hub.devices[id] = device
-            answer(request) { [self] reply in hub.answerDevice(reply, device) }
+            hub.devices.registry[id] = device
+            answer(request) { [self] reply in hub.devices.answerDevice(reply, device) }
         case .deleteDevice:
             guard let device = state.devices.delete(id) else {
                 return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
-            hub.forgetDevice(id)
-            answer(request) { [self] reply in hub.answerDevice(reply, device) }
+            hub.devices.forgetDevice(id)
+            answer(request) { [self] reply in hub.devices.answerDevice(reply, device) }
         case .deviceSeen:
             // In the device's partition, after its registration: an unknown device here is one
             // deleted before this entry, on every node alike.
@@ -92,7 +92,7 @@ extension RedisCommandLog {
         guard let id = command.device, let fix = command.fixes?.last else { return nil }
         let sighting = ClusterDevices.Sighting(at: entry.id.ms, sequence: entry.id.sequence, partition: entry.partition, position: fix.point)
         guard let device = state.devices.sighted(id, sighting) else { return nil }
-        hub.devices[id] = device
+        hub.devices.registry[id] = device
         return device
     }
 }

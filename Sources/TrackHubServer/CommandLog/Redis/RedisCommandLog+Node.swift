@@ -45,10 +45,10 @@ extension RedisCommandLog {
             devices = snapshot.devices ?? ClusterDevices()
             shares = (snapshot.shares ?? []).map(\.stored)
         }
-        hub.devices.replaceAll(with: Array(devices.all))
+        hub.devices.registry.replaceAll(with: Array(devices.all))
         // The node's own store was wiped: the cluster's links are the snapshot's and the log's.
-        hub.shareLinks.restore(shares)
-        hub.shareLinks.forgetExpired(nowMs: hub.clock.wallMillis())
+        hub.shares.links.restore(shares)
+        hub.shares.links.forgetExpired(nowMs: hub.clock.wallMillis())
         let writer = ClusterLogWriter(seeds: seeds)
         let nodeID = ClusterState.makeNodeID()
         let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)

@@ -174,7 +174,7 @@ extension RedisCommandLog {
         let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark) }
         var metaSnapshot: ClusterSnapshot?
         if ownedSet.contains(0) {
-            let shares = hub.shareLinks.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
+            let shares = hub.shares.links.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
             metaSnapshot = ClusterSnapshot(partitions: state.partitions, positions: state.applied, watermark: state.watermark, writtenBy: state.nodeID, trips: [], devices: state.devices, shares: shares)
         }
         let captured = byPartition

@@ -4,7 +4,7 @@ import TrackHubStore
 
 /// Cluster mode's share links (PROTOCOL 13): an issue or a revocation is an entry of the
 /// link's partition (by `jti`), answered by the node that appended it once it applies it, as
-/// a device change is. Every node applies it into its `shareLinks`, so a link issued through
+/// a device change is. Every node applies it into its `ShareLinks`, so a link issued through
 /// one hub works on every hub, and a revocation through any is honoured by all: each ends
 /// the link's subscribers it holds (`unsubscribed {reason: "revoked"}`). The snapshot holds
 /// the links, so a node that starts (its own store is wiped) knows them too.
@@ -28,17 +28,17 @@ extension RedisCommandLog {
             guard let trip = command.trip, let expiresAt = command.expiresAt, let issuedAt = command.issuedAt else {
                 return answer(request) { [self] reply in hub.replies.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
             }
-            let share = hub.shareLinks.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
+            let share = hub.shares.links.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
             // Bounded as on a hub alone: a link already past its expiry (a node replaying an
             // old log) is not kept; its token is refused for its `exp` anyway.
-            if !ShareLinks.hasExpired(share, nowMs: hub.clock.wallMillis()) { hub.shareLinks.record(share) }
-            answer(request) { [self] reply in hub.answerShareIssued(reply, share, issuedAt: issuedAt) }
+            if !ShareLinks.hasExpired(share, nowMs: hub.clock.wallMillis()) { hub.shares.links.record(share) }
+            answer(request) { [self] reply in hub.shares.answerShareIssued(reply, share, issuedAt: issuedAt) }
         case .revokeShare:
-            guard let known = hub.shareLinks.link(jti), !ShareLinks.hasExpired(known, nowMs: t) else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound(Hub.unknownShareMessage(jti))) }
+            guard let known = hub.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: t) else {
+                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti))) }
             }
-            hub.revokeShareHere(known, at: t)
-            answer(request) { [self] reply in hub.answerShareRevoked(reply, jti: jti) }
+            hub.shares.revokeShareHere(known, at: t)
+            answer(request) { [self] reply in hub.shares.answerShareRevoked(reply, jti: jti) }
         case .create, .route, .proceed, .end, .fixes, .putDevice, .deleteDevice, .deviceSeen:
             break
         }

@@ -59,7 +59,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         case .create(let id, let body, let route, let rawBody, let found):
             do throws(ProtocolError) {
                 // The checks every node's applier makes, so their 400s come without a round trip.
-                _ = try TripTable.makeTrip(id: "check", body, route: route, found: found, hasRouter: hub.config.router != nil, now: now)
+                _ = try TripTable.makeTrip(id: "check", body, route: route, found: found, hasRouter: hub.routes.hasRouter, now: now)
                 if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
                 if let reply { hub.replies.answerFailure(reply, error) }

@@ -4,28 +4,72 @@ import TrackHubProtocol
 import TrackHubStore
 
 /// Share links (PROTOCOL 13): issuing and revoking them, what a share subscriber sees, and
-/// the end of sharing once the trip is over for the customer.
-extension Hub {
-    /// The links issued and revoked here; the token checks read the same object.
-    var shareLinks: ShareLinks { access.tokens.shares }
-
-    /// Loads the stored links (start-up, before the port opens); expired ones are dropped.
-    func restoreShares() throws {
-        shareLinks.restore(try storage.store.loadShares())
-        shareLinks.forgetExpired(nowMs: clock.wallMillis())
-    }
-
+/// the end of sharing once the trip is over for the customer. The links themselves are the
+/// token checks' (`ShareLinks`, read by `TokenVerifier` on every request); this service
+/// changes them through the command log and acts on the sessions that hold them.
+///
+/// Threads: the service thread only, like the hub that owns it (`links` is also read by the
+/// token checks, under its own lock).
+final class ShareService {
     /// Why an open hub issues no links: it ignores tokens, so a link could be neither limited
     /// to its trip nor revoked; a link signed with a key of its own would promise both and
     /// keep neither (every client there sees everything anyway).
     static let openHubShareRefusal = "share links need a secured hub (--jwt-secret): an open hub ignores tokens, so a link could be neither limited to its trip nor revoked"
+
+    /// The links issued and revoked here; the token checks read the same object.
+    let links: ShareLinks
+    /// Where issues and revocations become durable. Weak: the hub owns the log and makes it
+    /// only once the hub exists (the log needs the hub), so the hub sets this when it builds
+    /// the log (`Hub.makeCommandLog`), before the service thread runs.
+    weak var commandLog: (any CommandDurability)?
+
+    /// The newest secret, which signs the links' tokens; nil on an open hub, which issues none.
+    private let signingSecret: String?
+    /// The trips links are issued for, and the slots of the subscriptions they end.
+    private let trips: TripTable
+    /// The sessions holding share tokens: their subscriptions end on a revocation or once
+    /// the trip is over for the customer.
+    private let fanout: Fanout
+    /// Every answer to `POST /v1/trips/{id}/share` and `DELETE /v1/shares/{jti}`.
+    private let replies: Replies
+    /// The store the links are loaded from at start-up (a hub alone) and expired ones are
+    /// forgotten in.
+    private let storage: TripStorage
+    /// The time the links loaded at start-up are checked for expiry against.
+    private let clock: HubClock
+
+    /// A service over `links` (the token checks' own), signing with the newest of `secrets`.
+    init(links: ShareLinks, secrets: [String], trips: TripTable, fanout: Fanout, replies: Replies, storage: TripStorage, clock: HubClock) {
+        self.links = links
+        self.signingSecret = secrets.first
+        self.trips = trips
+        self.fanout = fanout
+        self.replies = replies
+        self.storage = storage
+        self.clock = clock
+    }
+
+    /// A secured hub issues links; an open one refuses them (`openHubShareRefusal`).
+    private var isSecured: Bool { signingSecret != nil }
+
+    /// The command log, which the hub has set by the time any request arrives.
+    private var commands: any CommandDurability {
+        guard let commandLog else { preconditionFailure("ShareService: used before the hub built its command log") }
+        return commandLog
+    }
+
+    /// Loads the stored links (start-up, before the port opens); expired ones are dropped.
+    func restoreShares() throws {
+        links.restore(try storage.store.loadShares())
+        links.forgetExpired(nowMs: clock.wallMillis())
+    }
 
     // MARK: - POST /v1/trips/{id}/share, DELETE /v1/shares/{jti} (admin)
 
     /// Issues a link: a `share` token for the trip with a fresh `jti`, answered once the
     /// command log holds it (`answerShareIssued`).
     func createShare(_ connection: ConnectionID, trip id: String, _ request: ShareRequest, now: Int64) throws(ProtocolError) {
-        guard access.isSecured else { throw .conflict(Self.openHubShareRefusal) }
+        guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
         guard trips[id] != nil else {
             // A trip created a moment ago through another hub of a cluster may not be applied here yet.
             return commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
@@ -40,6 +84,7 @@ extension Hub {
         try issueShare(connection, trip: id, request, now: now)
     }
 
+    /// Submits the issue of a link for a trip this hub has applied; 409 once it has ended.
     private func issueShare(_ connection: ConnectionID, trip id: String, _ request: ShareRequest, now: Int64) throws(ProtocolError) {
         guard let entry = trips[id] else { throw .notFound("trip \(id) does not exist") }
         if entry.trip.status == .ended { throw .conflict("share: trip \(id) has ended; there is nothing left to follow") }
@@ -52,15 +97,16 @@ extension Hub {
     /// command log holds the revocation, so it holds across restarts. Revoking it again
     /// answers the same.
     func revokeShare(_ connection: ConnectionID, jti: String, now: Int64) throws(ProtocolError) {
-        guard access.isSecured else { throw .conflict(Self.openHubShareRefusal) }
-        if shareLinks.link(jti) != nil { return commands.submit(.revoke(jti: jti), reply: .http(connection), now: now) }
+        guard isSecured else { throw .conflict(Self.openHubShareRefusal) }
+        if links.link(jti) != nil { return commands.submit(.revoke(jti: jti), reply: .http(connection), now: now) }
         // A link issued a moment ago through another hub of a cluster may not be applied here yet.
         commands.afterApplying(upTo: now, reply: .http(connection)) { [self] in
-            guard shareLinks.link(jti) != nil else { return replies.respondError(connection, .notFound(Self.unknownShareMessage(jti))) }
+            guard links.link(jti) != nil else { return replies.respondError(connection, .notFound(Self.unknownShareMessage(jti))) }
             commands.submit(.revoke(jti: jti), reply: .http(connection), now: now)
         }
     }
 
+    /// The 404 of a revocation of a link this hub does not hold.
     static func unknownShareMessage(_ jti: String) -> String {
         "share link \(jti) is not known to this hub (never issued, or expired)"
     }
@@ -69,7 +115,7 @@ extension Hub {
     /// minted here (the same token for the same claims, so the log never holds one).
     func answerShareIssued(_ reply: Reply, _ share: StoredShare, issuedAt: Int64) {
         guard case .http(let connection) = reply else { return }  // issued over HTTP only
-        guard let secret = access.tokens.secrets.first else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
+        guard let secret = signingSecret else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
         let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti)
         let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
         replies.respond(connection, HTTPResponse(
@@ -89,7 +135,7 @@ extension Hub {
     func revokeShareHere(_ share: StoredShare, at t: Int64) -> StoredShare {
         var revoked = share
         if revoked.revokedAt == nil { revoked.revokedAt = t }
-        shareLinks.record(revoked)
+        links.record(revoked)
         endSharing(jti: share.jti)
         return revoked
     }
@@ -110,7 +156,7 @@ extension Hub {
     /// Housekeeping: about once a minute, links whose tokens expired are forgotten, here and
     /// in the store (an expired token is refused for its `exp` alone).
     func forgetExpiredSharesIfDue(now: Int64) {
-        guard shareLinks.sweepIfDue(nowMs: now) else { return }
+        guard links.sweepIfDue(nowMs: now) else { return }
         storage.persist([.forgetShares(expiredBefore: ShareLinks.storeCutoff(nowMs: now))]) { _ in }
     }
 
@@ -124,7 +170,7 @@ extension Hub {
     // MARK: - What a share subscriber sees
 
     /// How `grants` sees `trip`: as a customer (a share link) or whole.
-    func audience(of grants: Grants, trip: String) -> TripView.Audience {
+    static func audience(of grants: Grants, trip: String) -> TripView.Audience {
         grants.seesAsCustomer(trip) ? .customer : .full
     }
 

@@ -1,9 +1,9 @@
 import TrackHubStore
 
 /// The registered phones (PROTOCOL 11) as the command log applied them, and each one's
-/// fix-rate bucket. One owner (the hub, on its service thread). A bucket exists only for a
-/// registered device, so the buckets are bounded by the registrations, and forgetting a
-/// device drops its bucket (a device registered again starts with a full one).
+/// fix-rate bucket. One owner (`DeviceService`, on the service thread). A bucket exists only
+/// for a registered device, so the buckets are bounded by the registrations, and forgetting
+/// a device drops its bucket (a device registered again starts with a full one).
 struct DeviceRegistry {
     private var devices: [String: StoredDevice] = [:]
     private var fixTokens: [String: (tokens: Double, at: Int64)] = [:]
