@@ -86,9 +86,9 @@ let package = Package(
         .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
         .target(
             name: "TrackHubTesting",
-            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubCLI"]
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubRouting", "TrackHubCLI"]
         ),
-        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubRouting", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
+        .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubRouting", "TrackHubCurl", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
             dependencies: ["TrackHubProtocol", "TrackHubLWS", "TrackHubCLI"]

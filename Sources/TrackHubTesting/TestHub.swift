@@ -1,4 +1,6 @@
 import Foundation
+import TrackHubLWS
+import TrackHubRouting
 import TrackHubServer
 import TrackHubStore
 
@@ -15,8 +17,9 @@ public final class TestHub: @unchecked Sendable {
     /// `ws://127.0.0.1:PORT`, the URL clients such as the simulator take.
     public var webSocketURL: String { "ws://127.0.0.1:\(hub.port)" }
 
-    /// Starts a hub; `configure` changes the test defaults (loopback, port 0, poll loop).
-    public init(configure: (inout HubConfig) -> Void = { _ in }) throws {
+    /// Starts a hub; `configure` changes the test defaults (loopback, port 0, poll loop);
+    /// `router`: route searches on it (PROTOCOL 16).
+    public init(router: RouterQueue? = nil, configure: (inout HubConfig) -> Void = { _ in }) throws {
         var config = HubConfig()
         config.listenHost = "127.0.0.1"
         config.listenPort = 0
@@ -24,7 +27,9 @@ public final class TestHub: @unchecked Sendable {
         config.webRoot = PackageRoot.webClient
         configure(&config)
         store = MemoryTripStore()
-        hub = Hub(config: config, store: store)
+        let log: HubBackends.CommandLogBackend = config.clusterSeeds.map { .redis(seeds: $0) } ?? .local
+        let host = LWSServerHost(options: ServerHostOptions(config: config))
+        hub = Hub(config: config, backends: HubBackends(host: host, store: store, log: log, router: router))
         try hub.start()
     }
 

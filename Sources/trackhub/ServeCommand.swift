@@ -1,4 +1,5 @@
 import TrackHubCLI
+import TrackHubCurl
 import Foundation
 import TrackHubLWS
 import TrackHubRedis
@@ -201,7 +202,7 @@ enum ServeCommand {
         config.clusterLeaseMs = try flags.durationMs("cluster-lease") ?? config.clusterLeaseMs
         if !(1000...60_000).contains(config.clusterLeaseMs) { throw UsageError("--cluster-lease: must be between 1s and 60s") }
         config.webhooks = try webhooks(flags)
-        if let value = flags.string("router") { config.router = try router(value) }
+        if let value = flags.string("router") { config.router = value }
         return config
     }
 
@@ -287,12 +288,14 @@ enum ServeCommand {
         // Before any thread starts: the watchers below then see every SIGTERM and SIGINT.
         SignalWatcher.blockInEveryThread([SIGTERM, SIGINT])
         let config: HubConfig
+        let router: RouterQueue?
         do {
             guard let parsed = try parse(arguments) else {
                 print(help)
                 return 0
             }
             config = parsed
+            router = try config.router.map(Self.router)  // the database is loaded here: a bad one is exit 2
         } catch {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
             return 2
@@ -311,7 +314,14 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("trackhub serve: \(error)\n".utf8))
             return 2
         }
-        let hub = Hub(config: config, store: store)
+        // The backends, chosen here and only here (docs/architecture.md): libwebsockets on
+        // the configured listeners, the SQLite store, the log (Redis streams with --cluster),
+        // the router, and libcurl for webhooks.
+        let backends = HubBackends(
+            host: LWSServerHost(options: ServerHostOptions(config: config)), store: store,
+            log: config.clusterSeeds.map { .redis(seeds: $0) } ?? .local, router: router,
+            webhookTransport: { connections in try CurlMulti(perHost: connections, total: connections) })
+        let hub = Hub(config: config, backends: backends)
         // SIGTERM is watched before the port opens: one that comes right after the
         // "listening on" line must drain the hub, not kill it. SIGINT is watched once the hub
         // runs, because libwebsockets' libev loop installs its own SIGINT handler at start.

@@ -50,7 +50,7 @@ import TrackHubTesting
             let ended = try connection.next(type: "unsubscribed")
             #expect(ended["trip"] as? String == "T2" && ended["reason"] as? String == "forbidden" && ended["re"] == nil)
             #expect(try connection.request(["op": "viewport", "bbox": [-10, 38, -9, 39], "zoom": 10], id: 7)["code"] as? String == "forbidden")
-            let viewportKey = try onServiceThread(hub) { $0.fanout.sessions.values.first?.viewportKey }
+            let viewportKey = try onServiceThread(hub) { $0.services.fanout.sessions.values.first?.viewportKey }
             #expect(viewportKey == nil)
             // T1 is still followed: an event on it arrives.
             let courier = try clients.connect(path: "/v1/ws?token=\(Self.token([.courier], ["T1", "T2"]))")
@@ -185,7 +185,7 @@ import TrackHubTesting
         let box = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let target = hub.hub
-        target.inbox.run {
+        target.services.inbox.run {
             box.withLock { $0 = read(target) }
             done.signal()
         }

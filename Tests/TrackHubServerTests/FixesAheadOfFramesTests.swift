@@ -95,14 +95,14 @@ import TrackHubTesting
         let ts = hub.clock.now - 5_000
         try scene.subTick(
             duringFirstFrame: { host in host.send(courier, Scene.fix(trip: 0, seq: 2, lat: 38.7055, ts: ts, id: 200)) },
-            afterLaterFrame: { fixesReadAtWrite.value.withLock { $0.append(hub.hub.metrics.fixesIn) } })
+            afterLaterFrame: { fixesReadAtWrite.value.withLock { $0.append(hub.hub.services.metrics.fixesIn) } })
         let frames = scene.framesSinceSetUp()
         let readAt = fixesReadAtWrite.value.withLock { $0 }
         #expect(readAt.count == frames.count - 1)
         // Before: the whole sub-tick was written first, so every one of these saw 8 fixes read.
         #expect(readAt.last == Self.trips + 1)  // read (and judged) before the sub-tick's last frame
         #expect(readAt.filter { $0 == Self.trips + 1 }.count >= Self.viewersPerTrip)  // a trip's worth of frames at least came after it
-        let yields = hub.host.onServiceThreadAndWait { _ in hub.hub.metrics.tickYields }
+        let yields = hub.host.onServiceThreadAndWait { _ in hub.hub.services.metrics.tickYields }
         #expect(yields >= 1)
         try hub.waitForMessage(courier, "the ack of the fix") { $0["type"] as? String == "ack" && $0["re"] as? Int == 200 && $0["applied"] as? Bool == true }
     }
@@ -134,9 +134,9 @@ import TrackHubTesting
             try scene.subTick(duringFirstFrame: { host in
                 if interrupted { host.send(courier, #"{"op":"ping","id":400}"#) }
             })
-            let yields = scene.hub.host.onServiceThreadAndWait { _ in scene.hub.hub.metrics.tickYields }
+            let yields = scene.hub.host.onServiceThreadAndWait { _ in scene.hub.hub.services.metrics.tickYields }
             scene.hub.clock.advance(ms: 100)
-            scene.hub.tick(subTicks: scene.hub.hub.trips.animating.phases)
+            scene.hub.tick(subTicks: scene.hub.hub.services.trips.animating.phases)
             let perViewer = scene.viewers.map { viewer in
                 scene.hub.messages(viewer).filter { $0["type"] as? String == "frame" }.map { $0.filter { $0.key != "t" } }
             }

@@ -44,7 +44,7 @@ import TrackHubTesting
             hub.host.send(reading, #"{"op":"nonsense","id":\#(id)}"#)
         }
         hub.tick()
-        let unsent = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.fanout[stalled]?.queue.unsentBytes ?? 0 }
+        let unsent = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.services.fanout[stalled]?.queue.unsentBytes ?? 0 }
         #expect(unsent > 1024 && unsent < 4096)
         #expect(hub.messages(reading).count == 15)
 
@@ -62,7 +62,7 @@ import TrackHubTesting
         hub.host.send(peer, #"{"op":"nonsense","id":7}"#)
         hub.hub.beginShutdown()
         let (draining, queued) = hub.host.onServiceThreadAndWait { [hub] _ in
-            (hub.hub.draining, hub.hub.fanout[peer]?.queue.isEmpty == false)
+            (hub.hub.draining, hub.hub.services.fanout[peer]?.queue.isEmpty == false)
         }
         #expect(draining && queued)
         #expect(hub.host.connection(peer)?.closedWith == nil)  // the reply is still to be written
@@ -106,7 +106,7 @@ import TrackHubTesting
             hub.host.send(courier, #"{"op":"fix","id":\#(n + 1),"trip":"t1","lat":\#(lat),"lon":-9.14,"ts":\#(ts),"seq":\#(n + 1),"duration_ms":1000}"#)
             try hub.waitForMessage(courier, "the ack of fix \(n + 1)") { $0["type"] as? String == "ack" && $0["re"] as? Int == n + 1 }
         }
-        let phases = hub.hub.trips.animating.phases
+        let phases = hub.hub.services.trips.animating.phases
         func frames() -> [[String: Any]] { hub.messages(viewer).filter { $0["type"] as? String == "frame" } }
         hub.tick(subTicks: phases)
         let framesWithTheClockStill = frames().count
@@ -184,7 +184,7 @@ import TrackHubTesting
         hub.host.send(viewer, #"{"op":"subscribe","trip":"t1","id":5}"#)
         let error = try hub.waitForMessage(viewer, "the error") { $0["type"] as? String == "error" }
         #expect(error["re"] as? Int == 5 && error["code"] as? String == "unavailable")
-        let followers = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.fanout.subscriptions.followers(of: "t1")?.count ?? 0 }
+        let followers = hub.host.onServiceThreadAndWait { [hub] _ in hub.hub.services.fanout.subscriptions.followers(of: "t1")?.count ?? 0 }
         #expect(followers == 0)
         #expect(!hub.messages(viewer).contains { $0["type"] as? String == "snapshot" })
     }

@@ -275,8 +275,8 @@ import TrackHubTesting
     static func openConnections(_ hub: TestHub) throws -> Int {
         let count = Mutex<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
-        hub.hub.inbox.run {
-            count.withLock { $0 = (hub.hub.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }
+        hub.hub.services.inbox.run {
+            count.withLock { $0 = (hub.hub.services.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }
             done.signal()
         }
         guard done.wait(timeout: .now() + 10) == .success, let value = count.withLock({ $0 }) else {

@@ -8,53 +8,53 @@ import TrackHubStore
 /// (PROTOCOL 7: it changes nothing a client has seen).
 extension LocalCommandLog {
     func create(id: String, _ body: CreateTripRequest, route: Route?, found: RouterTravel?, now: Int64, reply connection: ConnectionID) {
-        if hub.trips.isTaken(id) {
-            return hub.replies.respondError(connection, .conflict("id: trip \(id) already exists"))
+        if services.trips.isTaken(id) {
+            return services.replies.respondError(connection, .conflict("id: trip \(id) already exists"))
         }
         var trip: Trip
         do {
-            trip = try TripTable.makeTrip(id: id, body, route: route, found: found, hasRouter: hub.routes.hasRouter, now: now)
+            trip = try TripTable.makeTrip(id: id, body, route: route, found: found, hasRouter: services.routes.hasRouter, now: now)
         } catch {
-            return hub.replies.respondError(connection, error)
+            return services.replies.respondError(connection, error)
         }
         let riderJSON = body.rider.map { TripView.riderJSON($0) }
         let created = trip.created(now: now)
         let createdTrip = trip
         let payload = ServerMessages.event(trip: id, created)
-        _ = hub.trips.reserve(id)  // free: checked above, on this thread
+        _ = services.trips.reserve(id)  // free: checked above, on this thread
         let records: [StoreRecord] = [
             .tripState(createdTrip, createdAt: now, riderJSON: riderJSON),
             .event(tripID: id, n: created.n, encoded: payload),
         ]
-        hub.storage.persist(records) { [self] result in
+        services.storage.persist(records) { [self] result in
             switch result {
             case .failure(let error):
-                hub.trips.release(id)
-                hub.replies.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
+                services.trips.release(id)
+                services.replies.respondError(connection, ProtocolError(.unavailable, "trip not stored: \(error)"))
             case .success:
-                hub.trips.add(id) { slot in TripEntry(trip: createdTrip, createdAt: now, slot: slot, riderJSON: riderJSON) }
-                guard let entry = hub.trips[id] else { return }
-                let answerTime = hub.clock.wallMillis()
+                services.trips.add(id) { slot in TripEntry(trip: createdTrip, createdAt: now, slot: slot, riderJSON: riderJSON) }
+                guard let entry = services.trips[id] else { return }
+                let answerTime = services.clock.wallMillis()
                 var view = TripView(id: id, entry: entry, trail: [], now: answerTime)
                 view.includeRouteSource = true  // PROTOCOL 16: router or client
-                hub.replies.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
+                services.replies.respondCreated(connection, id: id, json: HTTPBodies.trip(view))
                 // Viewers who subscribed before the trip existed: the event, then the state.
-                hub.publisher.sendEvents([(created.n, payload)], trip: id)
-                hub.publisher.sendSnapshotToSubscribers(trip: id, now: answerTime)
+                services.publisher.sendEvents([(created.n, payload)], trip: id)
+                services.publisher.sendSnapshotToSubscribers(trip: id, now: answerTime)
             }
         }
     }
 
     func proceed(trip id: String, now: Int64, reply: Reply) {
-        switch hub.trips.changeProceed(id, at: now) {
+        switch services.trips.changeProceed(id, at: now) {
         case .failure(let error):
-            hub.replies.answerFailure(reply, error)
+            services.replies.answerFailure(reply, error)
         case .success(let change):
             store(change, trip: id, what: "proceed", reply: reply) { [self] in
                 // Arrived right after proceed (6.7): the marker goes on to the destination.
-                hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: hub.clock.wallMillis())
-                if hub.trips[id]?.trip.wantsTick == true { hub.trips.animating.insert(id) }
-                hub.tripsAPI.answerDone(reply, trip: id)
+                services.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: services.clock.wallMillis())
+                if services.trips[id]?.trip.wantsTick == true { services.trips.animating.insert(id) }
+                services.tripsAPI.answerDone(reply, trip: id)
             }
         }
     }
@@ -64,33 +64,33 @@ extension LocalCommandLog {
         trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason,
         found: RouterTravel?, now: Int64, reply: Reply?
     ) {
-        switch hub.trips.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
+        switch services.trips.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
         case .failure(let error):
-            if let reply { hub.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
+            if let reply { services.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
             store(change, trip: id, what: "route", reply: reply) { [self] in
-                if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
-                hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+                if let reply { services.tripsAPI.answerDone(reply, trip: id) }
+                services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
             }
         }
     }
 
     func end(trip id: String, now: Int64, reply: Reply?) {
-        let wasAnimating = hub.trips.animating.contains(id)
-        guard let change = hub.trips.changeEnd(id, at: now) else {
-            if let reply { hub.replies.answerFailure(reply, .notFound("trip \(id) does not exist")) }
+        let wasAnimating = services.trips.animating.contains(id)
+        guard let change = services.trips.changeEnd(id, at: now) else {
+            if let reply { services.replies.answerFailure(reply, .notFound("trip \(id) does not exist")) }
             return
         }
         if change.events.isEmpty {
-            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
+            if let reply { services.tripsAPI.answerDone(reply, trip: id) }
             return
         }
-        hub.trips.animating.remove(id)
+        services.trips.animating.remove(id)
         store(change, trip: id, what: "end", reply: reply, undoAlso: { [self] in
-            hub.trips.mutate(id) { $0.endedAt = nil }
-            if wasAnimating { hub.trips.animating.insert(id) }
+            services.trips.mutate(id) { $0.endedAt = nil }
+            if wasAnimating { services.trips.animating.insert(id) }
         }) { [self] in
-            if let reply { hub.tripsAPI.answerDone(reply, trip: id) }
+            if let reply { services.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 
@@ -100,12 +100,12 @@ extension LocalCommandLog {
         _ change: ChangeUndo, trip id: String, what: String, reply: Reply?,
         undoAlso: @escaping @Sendable () -> Void = {}, stored: @escaping @Sendable () -> Void
     ) {
-        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] result in
+        services.publisher.storeStateAndSend(change.events, trip: id) { [self] result in
             switch result {
             case .failure(let error):
                 undo(change, trip: id)
                 undoAlso()
-                if let reply { hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)")) }
+                if let reply { services.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)")) }
             case .success:
                 stored()
             }
@@ -117,7 +117,7 @@ extension LocalCommandLog {
     /// the later change stands; it was judged on top of this one). What fixes were judged
     /// meanwhile is kept.
     private func undo(_ change: ChangeUndo, trip id: String) {
-        hub.trips.mutate(id) { entry in
+        services.trips.mutate(id) { entry in
             guard entry.trip.lastEventNumber == (change.events.last?.n ?? change.before.lastEventNumber) else { return }
             let judged = entry.trip.judgeMemory
             entry.trip = change.before

@@ -8,51 +8,51 @@ extension LocalCommandLog {
     func submit(_ command: DeviceCommand, reply: Reply, now: Int64) {
         switch command {
         case .put(let id, let trip, let name):
-            var changed = hub.devices.registry[id] ?? StoredDevice(id: id, trip: nil, name: nil)
+            var changed = services.devices.registry[id] ?? StoredDevice(id: id, trip: nil, name: nil)
             changed.trip = trip
             changed.name = name
             let device = changed
-            hub.storage.persist([.device(device)]) { [self] result in
+            services.storage.persist([.device(device)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.devices.registry[id] = device
-                    hub.devices.answerDevice(reply, device)
+                    services.devices.registry[id] = device
+                    services.devices.answerDevice(reply, device)
                 case .failure(let error):
-                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+                    services.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
             }
         case .delete(let id):
-            guard let device = hub.devices.registry[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
-            hub.storage.persist([.deleteDevice(id: id)]) { [self] result in
+            guard let device = services.devices.registry[id] else { return services.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+            services.storage.persist([.deleteDevice(id: id)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.devices.forgetDevice(id)
-                    hub.devices.answerDevice(reply, device)
+                    services.devices.forgetDevice(id)
+                    services.devices.answerDevice(reply, device)
                 case .failure(let error):
-                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
+                    services.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); try again"))
                 }
             }
         }
     }
 
     func submitDeviceFix(_ fix: FixInput, device id: String, trip: String?, reply: Reply, now: Int64) {
-        guard var device = hub.devices.registry[id] else { return hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+        guard var device = services.devices.registry[id] else { return services.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
         if trip == nil { device.trip = nil }  // its trip ended or went: it stays registered, bound to none
         device.lastSeen = now
         device.lastPosition = fix.point
-        hub.devices.registry[id] = device
+        services.devices.registry[id] = device
         let seen = device
         if let trip {
             // `last_seen` is bookkeeping: stored beside the fix, never holding up its answer.
-            hub.storage.persist([.device(seen)]) { _ in }
+            services.storage.persist([.device(seen)]) { _ in }
             submit(.fixes(trip: trip, [fix]), reply: reply, now: now)
         } else {
-            hub.storage.persist([.device(seen)]) { [self] result in
+            services.storage.persist([.device(seen)]) { [self] result in
                 switch result {
                 case .success:
-                    if case .device(let connection, let source) = reply { hub.replies.respondDevice(connection, source) }
+                    if case .device(let connection, let source) = reply { services.replies.respondDevice(connection, source) }
                 case .failure(let error):
-                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
+                    services.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
                 }
             }
         }

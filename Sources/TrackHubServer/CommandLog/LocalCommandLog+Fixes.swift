@@ -36,7 +36,7 @@ extension LocalCommandLog {
         var queue = fixQueues.removeValue(forKey: trip) ?? FixQueue()
         defer { fixQueues[trip] = queue }
         if queue.waitingFixCount + fixes.count > Self.maxWaitingFixesPerTrip {
-            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
+            return services.replies.answerFailure(reply, ProtocolError(.unavailable, "fix: trip \(trip) has too many fixes waiting for the store; try again"))
         }
         queue.waiting.append(FixQueue.Request(fixes: fixes, reply: reply, receivedAt: now))
         queue.waitingFixCount += fixes.count
@@ -56,22 +56,22 @@ extension LocalCommandLog {
         queue.waiting = []
         queue.waitingFixCount = 0
         queue.batchInFlight = true
-        guard let unknown = hub.trips[trip]?.trip.fixKeysToCheckInStore(requests.flatMap(\.fixes)),
+        guard let unknown = services.trips[trip]?.trip.fixKeysToCheckInStore(requests.flatMap(\.fixes)),
               !unknown.seqs.isEmpty || !unknown.timestamps.isEmpty else {
             judgeAndStore(trip: trip, requests)
             return queue
         }
-        hub.metrics.fixStoreLookups += 1
-        hub.storage.read({ store throws(StoreError) in
+        services.metrics.fixStoreLookups += 1
+        services.storage.read({ store throws(StoreError) in
             try store.storedFixKeys(tripID: trip, seqs: unknown.seqs, timestamps: unknown.timestamps)
         }) { [self] found in
             switch found {
             case .success(let keys):
-                hub.trips.mutate(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
+                services.trips.mutate(trip) { $0.trip.rememberStoredFixKeys(seqs: keys.seqs, timestamps: keys.timestamps) }
                 judgeAndStore(trip: trip, requests)
             case .failure(let error):
                 for request in requests {
-                    hub.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
+                    services.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix: the store could not be asked about earlier fixes: \(error)"))
                 }
                 batchDone(trip: trip)
             }
@@ -89,15 +89,15 @@ extension LocalCommandLog {
 
     /// Judges a batch (in flight already) and stores it.
     private func judgeAndStore(trip: String, _ requests: [FixQueue.Request]) {
-        guard let memoryBefore = hub.trips[trip]?.trip.judgeMemory else {
+        guard let memoryBefore = services.trips[trip]?.trip.judgeMemory else {
             // The trip is gone (purged meanwhile): nothing to judge against.
-            for request in requests { hub.replies.answerFailure(request.reply, .notFound("trip \(trip) does not exist")) }
+            for request in requests { services.replies.answerFailure(request.reply, .notFound("trip \(trip) does not exist")) }
             return batchDone(trip: trip)
         }
         var verdicts: [[FixVerdict]] = []
         var records: [StoreRecord] = []
         for request in requests {
-            let judged = request.fixes.map { fix in hub.trips.mutate(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
+            let judged = request.fixes.map { fix in services.trips.mutate(trip) { $0.trip.judge(fix) } ?? .refused(.ended) }
             verdicts.append(judged)
             // PROTOCOL 4/5: a refused fix is "stored (if new)"; a duplicate is not new, so it is
             // not stored again (it would show up twice in the trail). The batch still goes
@@ -107,27 +107,27 @@ extension LocalCommandLog {
             }
         }
         let judgedBatch = verdicts
-        hub.storage.persist(records) { [self] result in
+        services.storage.persist(records) { [self] result in
             switch result {
             case .failure(let error):
                 // Nothing was stored: forget these fixes, so a resend is judged afresh.
-                hub.trips.mutate(trip) { $0.trip.judgeMemory = memoryBefore }
+                services.trips.mutate(trip) { $0.trip.judgeMemory = memoryBefore }
                 for request in requests {
-                    hub.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
+                    services.replies.answerFailure(request.reply, ProtocolError(.unavailable, "fix not stored: \(error)"))
                 }
             case .success:
-                let commitTime = hub.clock.wallMillis()
+                let commitTime = services.clock.wallMillis()
                 // Per fix, not per request: an HTTP batch of N fixes is N acks (PROTOCOL 14).
-                for request in requests { hub.metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
+                for request in requests { services.metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
                 for (request, judged) in zip(requests, judgedBatch) {
                     for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
-                        if hub.publisher.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt) {
+                        if services.publisher.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt) {
                             tripStartedMoving(trip, at: commitTime, byFix: true)
                         }
                     }
-                    hub.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
+                    services.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
                 }
-                hub.routes.considerAutoReroute(trip: trip, now: commitTime)
+                services.routes.considerAutoReroute(trip: trip, now: commitTime)
             }
             batchDone(trip: trip)
         }

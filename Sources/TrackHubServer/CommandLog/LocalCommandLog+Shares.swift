@@ -8,26 +8,26 @@ extension LocalCommandLog {
     func submit(_ command: ShareCommand, reply: Reply, now: Int64) {
         switch command {
         case .issue(let share, let issuedAt):
-            hub.storage.persist([.share(share)]) { [self] result in
+            services.storage.persist([.share(share)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.shares.links.record(share)
-                    hub.shares.answerShareIssued(reply, share, issuedAt: issuedAt)
+                    services.shares.links.record(share)
+                    services.shares.answerShareIssued(reply, share, issuedAt: issuedAt)
                 case .failure(let error):
-                    hub.replies.answerFailure(reply, .unavailable("share: the store could not commit (\(error)); try again"))
+                    services.replies.answerFailure(reply, .unavailable("share: the store could not commit (\(error)); try again"))
                 }
             }
         case .revoke(let jti):
-            guard let known = hub.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: now) else {
-                return hub.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti)))
+            guard let known = services.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: now) else {
+                return services.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti)))
             }
-            let revoked = hub.shares.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
-            hub.storage.persist([.share(revoked)]) { [self] result in
+            let revoked = services.shares.revokeShareHere(known, at: now)  // refused from this moment, before the store has it
+            services.storage.persist([.share(revoked)]) { [self] result in
                 switch result {
                 case .success:
-                    hub.shares.answerShareRevoked(reply, jti: jti)
+                    services.shares.answerShareRevoked(reply, jti: jti)
                 case .failure(let error):
-                    hub.replies.answerFailure(reply, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
+                    services.replies.answerFailure(reply, .unavailable("share link \(jti): revoked on this hub, but the store could not commit (\(error)); try again so it holds across a restart"))
                 }
             }
         }

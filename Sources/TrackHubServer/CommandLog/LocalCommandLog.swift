@@ -9,29 +9,29 @@ import TrackHubStore
 /// tick schedule each (PROTOCOL 6.3).
 ///
 /// Threads: like the hub, owned by the service thread; other threads hand work in with
-/// `hub.inbox.run`. That is why it is `@unchecked Sendable`.
+/// `services.inbox.run`. That is why it is `@unchecked Sendable`.
 final class LocalCommandLog: CommandLog, @unchecked Sendable {
-    unowned let hub: Hub
+    let services: HubServices
     /// Per trip with fixes on their way to the store (idle trips hold none): bounded by the
     /// trips, each by `maxWaitingFixesPerTrip`.
     var fixQueues: [String: FixQueue] = [:]
 
-    init(hub: Hub) {
-        self.hub = hub
+    init(services: HubServices) {
+        self.services = services
     }
 
     func restore() throws {
-        try hub.restoreTrips()
-        try hub.devices.restoreDevices()
-        try hub.shares.restoreShares()
+        try services.storage.restoreTrips(now: services.clock.wallMillis())
+        try services.devices.restoreDevices()
+        try services.shares.restoreShares()
     }
 
     func startThreads() {}
     func stopThreads() {}
 
     func submit(_ command: TripCommand, reply: Reply?, now: Int64) {
-        if case .create = command {} else if hub.trips[command.trip] == nil {
-            if let reply { hub.replies.answerFailure(reply, .notFound("trip \(command.trip) does not exist")) }
+        if case .create = command {} else if services.trips[command.trip] == nil {
+            if let reply { services.replies.answerFailure(reply, .notFound("trip \(command.trip) does not exist")) }
             return
         }
         switch command {
@@ -54,7 +54,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     }
 
     func advanceTrips(now: Int64) {
-        hub.animator.tickDueTrips(now: now)
+        services.animator.tickDueTrips(now: now)
     }
 
     func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool) {
@@ -63,15 +63,15 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         // second frame a sub-tick after the one just sent); after a fix it may move later
         // to where its courier's fixes land (TickSchedule.follow).
         if byFix {
-            hub.trips.animating.follow(trip)
+            services.trips.animating.follow(trip)
         } else {
-            hub.trips.animating.insert(trip)
+            services.trips.animating.insert(trip)
         }
     }
 
     func housekeeping(now: Int64) {
         // PROTOCOL 5: an arrived trip ends by itself `--end-after` after arriving.
-        for id in hub.trips.arrived(atOrBefore: now - hub.config.endAfterMs) {
+        for id in services.trips.arrived(atOrBefore: now - services.config.endAfterMs) {
             end(trip: id, now: now, reply: nil)
         }
     }
@@ -83,15 +83,15 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
     func connectionClosed(_ id: ConnectionID) {}
 
     func health(now: Int64) -> CommandLogHealth {
-        hub.storage.store.isHealthy ? .ok : .unavailable
+        services.storage.store.isHealthy ? .ok : .unavailable
     }
 
     var hasUnansweredCommands: Bool { false }
     var appliesCommandsOnArrival: Bool { true }  // the drain waits for store batches instead
-    var movingTripCount: Int { hub.trips.animating.count }
+    var movingTripCount: Int { services.trips.animating.count }
 
     func webhookPositions() -> (keeper: any WebhookPositionKeeper, scope: WebhookScope?) {
-        (StoreWebhookPositions(store: hub.storage.store), nil)
+        (StoreWebhookPositions(store: services.storage.store), nil)
     }
 
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) { then() }
@@ -101,6 +101,6 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
         PrometheusText.metric(
             "trackhub_tick_phase_moves_total", "counter",
             "Moving trips moved to the tick phase where their courier's fixes land (one longer gap between their frames each).",
-            Double(hub.trips.animating.phaseMoves))
+            Double(services.trips.animating.phaseMoves))
     }
 }

@@ -123,12 +123,12 @@ struct StaticFiles {
 extension Hub {
     func serveWebClient(_ request: HTTPRequest) {
         guard request.method == .get || request.method == .head else {
-            replies.respond(request.connection, HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8",
+            services.replies.respond(request.connection, HTTPResponse(status: 405, contentType: "text/plain; charset=utf-8",
                                                      headers: StaticFiles.securityHeaders(host: request.host), body: Array("method not allowed\n".utf8)))
             return
         }
         let files = StaticFiles(webRoot: config.webRoot ?? Hub.defaultWebRoot(), leafletRoot: config.leafletRoot)
-        replies.respond(request.connection, files.response(for: request.path, host: request.host))
+        services.replies.respond(request.connection, files.response(for: request.path, host: request.host))
     }
 
     /// `web-client/` next to the binary's package, else the working directory's.

@@ -6,9 +6,9 @@ import TrackHubProtocol
 extension Hub {
     func httpCompleted(request: HTTPRequest, status: Int, durationSeconds: Double) {
         // --max-refusal-rate: a refused credential counts against its address.
-        access.refusals.recordAnswer(
+        services.access.refusals.recordAnswer(
             status: status, atDeviceDoor: request.isSecondListener || DeviceService.isDeviceEndpoint(request.path),
-            peer: request.peerAddress, now: clock.wallMillis())
+            peer: request.peerAddress, now: services.clock.wallMillis())
         guard HubLog.isEnabled(.info) else { return }
         // The path without its query (lws hands it over split already; cut again in case):
         // a query may hold a token, and the redaction is the second line of defence.

@@ -7,35 +7,35 @@ import TrackHubStore
 /// The HTTP side of the hub: the API of PROTOCOL section 5, health, metrics and the web client.
 extension Hub {
     func httpRequest(_ request: HTTPRequest) {
-        metrics.httpRequests += 1
-        let now = clock.wallMillis()
+        services.metrics.httpRequests += 1
+        let now = services.clock.wallMillis()
         // The address's bucket first: a dictionary look-up, and nothing at all when the limit is off.
-        if let refusal = access.refusals.refusal(for: request.peerAddress, now: now), access.apiGate.needsCredential(request) {
-            return replies.respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
+        if let refusal = services.access.refusals.refusal(for: request.peerAddress, now: now), services.access.apiGate.needsCredential(request) {
+            return services.replies.respondError(request.connection, refusal)  // --max-refusal-rate: not checked at all
         }
         if request.isSecondListener { return osmandListenerRequest(request, now: now) }
-        if !access.originPolicy.allowsHost(request.host) {
-            replies.respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
+        if !services.access.originPolicy.allowsHost(request.host) {
+            services.replies.respondError(request.connection, ProtocolError(.forbidden, "Host \(request.host ?? "") is not this hub's address; an open hub answers only its listen address, localhost, loopback addresses and --allow-host names"))
             return
         }
-        if !access.originPolicy.allowsOrigin(request.origin, host: request.host) {
-            replies.respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
+        if !services.access.originPolicy.allowsOrigin(request.origin, host: request.host) {
+            services.replies.respondError(request.connection, ProtocolError(.forbidden, "Origin \(request.origin ?? "") is not allowed"))
             return
         }
         let path = request.path
         if path == "/healthz" { return respondHealth(request) }
         if path == "/metrics" {
-            let text = metrics.render(
-                trips: trips.count, movingTrips: commands.movingTripCount, draining: draining,
-                delivery: fanout.counters, subscriptions: fanout.subscriptions.count, unsentBytes: fanout.unsentBytes,
+            let text = services.metrics.render(
+                trips: services.trips.count, movingTrips: commands.movingTripCount, draining: draining,
+                delivery: services.fanout.counters, subscriptions: services.fanout.subscriptions.count, unsentBytes: services.fanout.unsentBytes,
                 commandLog: commands.metricsText(now: now) + webhookMetricsText)
-            return replies.respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
+            return services.replies.respond(request.connection, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: Array(text.utf8)))
         }
         if path.hasPrefix("/v1/") {
             do {
                 try routeAPI(request, now: now)
             } catch {
-                replies.respondError(request.connection, error)
+                services.replies.respondError(request.connection, error)
             }
             return
         }
@@ -47,38 +47,38 @@ extension Hub {
     /// reaches nothing but device fixes, so the open hub's Host check does not apply here.
     private func osmandListenerRequest(_ request: HTTPRequest, now: Int64) {
         guard request.path == "/" || request.path == "/v1/osmand" else {
-            metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
-            return replies.respondError(request.connection, .notFound("this port serves only the OsmAnd protocol at /"))
+            services.metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
+            return services.replies.respondError(request.connection, .notFound("this port serves only the OsmAnd protocol at /"))
         }
         var osmand = request
         osmand.path = "/v1/osmand"
         do {
             try routeAPI(osmand, now: now)
         } catch {
-            replies.respondError(request.connection, error)
+            services.replies.respondError(request.connection, error)
         }
     }
 
     func httpRefused(_ request: HTTPRequest, reason: HTTPRefusalReason) {
-        metrics.httpRequests += 1
-        metrics.httpRefusals[reason.rawValue, default: 0] += 1
+        services.metrics.httpRequests += 1
+        services.metrics.httpRefusals[reason.rawValue, default: 0] += 1
     }
 
     private func respondHealth(_ request: HTTPRequest) {
         let status: String
         if draining {
             status = "draining"
-        } else if !storage.store.isHealthy {
+        } else if !services.storage.store.isHealthy {
             status = "unavailable"
         } else {
-            switch commands.health(now: clock.wallMillis()) {
+            switch commands.health(now: services.clock.wallMillis()) {
             case .ok: status = "ok"
             case .unavailable: status = "unavailable"
             case .catchingUp: status = "catching_up"
             }
         }
-        let body = HTTPBodies.health(status: status, trips: trips.count, connections: fanout.count, server: serverName)
-        replies.respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
+        let body = HTTPBodies.health(status: status, trips: services.trips.count, connections: services.fanout.count, server: TrackHubVersion.serverName)
+        services.replies.respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
     }
 
     /// `/v1/...` routes: admitted by the gate (`APIGate`: 401, 404, 405, 400, 413, 403 in
@@ -90,22 +90,22 @@ extension Hub {
         // before the body was read, `httpRefusalBeforeBody`).
         if DeviceService.isDeviceEndpoint(request.path),
            case .route(let route) = APIRoute.match(method: request.method, path: request.path), route.kind.access == .device,
-           let id = DeviceDoor.device(request, route: route), devices.isSurelyUnknownDevice(id) {
-            metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
+           let id = DeviceDoor.device(request, route: route), services.devices.isSurelyUnknownDevice(id) {
+            services.metrics.deviceRefusals[ErrorCode.notFound.rawValue, default: 0] += 1
             throw .notFound("device \(id) is not registered")
         }
-        switch access.apiGate.decide(request, now: now) {
+        switch services.access.apiGate.decide(request, now: now) {
         case .preflight(let allowed):
-            replies.respond(request.connection, CORS.preflight(allowed: allowed))
+            services.replies.respond(request.connection, CORS.preflight(allowed: allowed))
         case .openAPI:
-            replies.respond(request.connection, HTTPResponse(
-                status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: serverName)))
+            services.replies.respond(request.connection, HTTPResponse(
+                status: 200, headers: [("cache-control", "no-cache")], body: OpenAPIDocument.json(server: TrackHubVersion.serverName)))
         case .methodNotAllowed(let error, let allow):
-            metrics.errorsOut[error.code.rawValue, default: 0] += 1
-            replies.respond(request.connection, HTTPResponse(
+            services.metrics.errorsOut[error.code.rawValue, default: 0] += 1
+            services.replies.respond(request.connection, HTTPResponse(
                 status: 405, headers: [("allow", allow), ("cache-control", "no-store")], body: HTTPBodies.error(error)))
         case .refused(let error):
-            if DeviceService.isDeviceEndpoint(request.path) { metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
+            if DeviceService.isDeviceEndpoint(request.path) { services.metrics.deviceRefusals[error.code.rawValue, default: 0] += 1 }
             throw error
         case .call(let call, let grants):
             try dispatch(call, connection: request.connection, peer: request.peerAddress, grants: grants, now: now)
@@ -117,7 +117,7 @@ extension Hub {
         if case .createTrip(let body, let route, let rawBody) = call, body.id == nil {
             // The id is chosen here, so the trip's partition is known before it is submitted.
             var named = body
-            named.id = tripsAPI.makeTripID()
+            named.id = services.tripsAPI.makeTripID()
             call = .createTrip(named, route: route, rawBody: rawBody)
         }
         guard let trip = Self.trip(namedBy: call) else { return try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now) }
@@ -126,7 +126,7 @@ extension Hub {
             do throws(ProtocolError) {
                 try dispatchNow(call, connection: connection, peer: peer, grants: grants, now: now)
             } catch {
-                replies.respondError(connection, error)
+                services.replies.respondError(connection, error)
             }
         }
     }
@@ -148,52 +148,52 @@ extension Hub {
         let reply = Reply.http(connection)
         switch call {
         case .listTrips(let query):
-            tripsAPI.listTrips(connection, query, now: now, visible: grants)
+            services.tripsAPI.listTrips(connection, query, now: now, visible: grants)
         case .createTrip(let body, let route, let rawBody):
-            try tripsAPI.checkTripCapacity()
-            let id = body.id ?? tripsAPI.makeTripID()
-            if body.origin != nil { return try routes.createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: RouteSearches.SearchClient(connection: connection, peer: peer)) }
+            try services.tripsAPI.checkTripCapacity()
+            let id = body.id ?? services.tripsAPI.makeTripID()
+            if body.origin != nil { return try services.routes.createTripFromStops(id: id, body, rawBody: rawBody, reply: reply, client: RouteSearches.SearchClient(connection: connection, peer: peer)) }
             commands.submit(.create(id: id, body, route: route, rawBody: rawBody, found: nil), reply: reply, now: now)
         case .fleetClusters(let query):
-            try fleet.clustersHTTP(connection, query, now: now)
+            try services.fleet.clustersHTTP(connection, query, now: now)
         case .openAPI:
             break  // answered by the gate, before the token check
         case .getTrip(let id):
-            try tripsAPI.getTrip(connection, id: id, grants: grants)
+            try services.tripsAPI.getTrip(connection, id: id, grants: grants)
         case .trail(let id, let query, let format):
-            try tripsAPI.trail(connection, id: id, query, format: format)
+            try services.tripsAPI.trail(connection, id: id, query, format: format)
         case .endTrip(let id):
             commands.submit(.end(trip: id), reply: reply, now: now)
         case .putRoute(let id, let body, let route, let rawBody):
             commands.submit(.route(trip: id, body, route: route, rawBody: rawBody, reason: .client, found: nil), reply: reply, now: now)
         case .postFixes(let id, let fixes):
-            metrics.fixesIn += fixes.count
+            services.metrics.fixesIn += fixes.count
             if fixes.isEmpty {
-                try tripsAPI.answerNoFixes(connection, trip: id)  // nothing to store
+                try services.tripsAPI.answerNoFixes(connection, trip: id)  // nothing to store
             } else {
                 commands.submit(.fixes(trip: id, fixes), reply: reply, now: now)
             }
         case .proceed(let id):
             commands.submit(.proceed(trip: id), reply: reply, now: now)
         case .listDevices:
-            devices.listDevices(connection)
+            services.devices.listDevices(connection)
         case .getDevice(let id):
-            try devices.getDevice(connection, id: id)
+            try services.devices.getDevice(connection, id: id)
         case .putDevice(let id, let body):
-            try devices.putDevice(connection, id: id, body, now: now)
+            try services.devices.putDevice(connection, id: id, body, now: now)
         case .deleteDevice(let id):
-            devices.deleteDevice(connection, id: id, now: now)
+            services.devices.deleteDevice(connection, id: id, now: now)
         case .createShare(let id, let body):
-            try shares.createShare(connection, trip: id, body, now: now)
+            try services.shares.createShare(connection, trip: id, body, now: now)
         case .revokeShare(let jti):
-            try shares.revokeShare(connection, jti: jti, now: now)
+            try services.shares.revokeShare(connection, jti: jti, now: now)
         case .findRoute(let query):
-            try routes.findRouteHTTP(connection, query, peer: peer)
+            try services.routes.findRouteHTTP(connection, query, peer: peer)
         case .deviceFix(let device, let fix, let source):
             do {
-                try devices.deviceFix(connection, device: device, fix, source: source, now: now)
+                try services.devices.deviceFix(connection, device: device, fix, source: source, now: now)
             } catch {
-                metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
+                services.metrics.deviceRefusals[error.code.rawValue, default: 0] += 1
                 throw error
             }
         }

@@ -9,13 +9,13 @@ extension Hub {
     static let purgeBatchRows = 500
 
     func purgeExpiredTripsIfDue(now: Int64, previous: Int64) {
-        guard now / 60_000 != previous / 60_000, let retaining = storage.store as? RetainingTripStore else { return }
+        guard now / 60_000 != previous / 60_000, let retaining = services.storage.store as? RetainingTripStore else { return }
         let cutoff = now - Int64(config.retainDays) * 86_400_000
         retaining.purgeEnded(before: cutoff, batch: Self.purgeBatchRows) { [self] ids in
             guard !ids.isEmpty else { return }
-            inbox.run { [self] in
-                for id in ids where trips[id]?.trip.status == .ended {
-                    trips.remove(id)
+            services.inbox.run { [self] in
+                for id in ids where services.trips[id]?.trip.status == .ended {
+                    services.trips.remove(id)
                 }
                 webhookTripsForgotten(ids)
             }

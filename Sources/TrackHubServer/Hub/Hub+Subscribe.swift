@@ -9,24 +9,24 @@ import TrackHubStore
 /// queue, so everything sent to the trip meanwhile still comes after them.
 extension Hub {
     func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
-        guard let session = fanout[id] else { return }
+        guard let session = services.fanout[id] else { return }
         if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
-            replies.sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
+            services.replies.sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
             return
         }
-        if let previous = session.subscriptions[trip], previous != mode, let slot = trips[trip]?.slot {
+        if let previous = session.subscriptions[trip], previous != mode, let slot = services.trips[trip]?.slot {
             session.queue.removeFrames(ofSlot: slot)
         }
-        let entry = trips[trip]
+        let entry = services.trips[trip]
         let audience = ShareService.audience(of: session.grants, trip: trip)
         var recovered: Bool?
         var replayCount = 0
         if let sinceEvent {
             recovered = sinceEvent <= (entry?.trip.lastEventNumber ?? 0)
             // Only events already sent live: later ones are on their way as live messages.
-            if recovered == true { replayCount = max(0, trips.lastEvent(of: trip) - sinceEvent) }
+            if recovered == true { replayCount = max(0, services.trips.lastEvent(of: trip) - sinceEvent) }
         }
-        fanout.subscribe(id, to: trip, mode: mode)
+        services.fanout.subscribe(id, to: trip, mode: mode)
         var segment: OutboundMessage?
         if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
             segment = OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot)
@@ -34,13 +34,13 @@ extension Hub {
         let view = TripView(id: trip, entry: entry, trail: [], now: now, audience: audience)
         guard audience != .customer || replayCount > 0 else {
             // A customer's snapshot has no trail: nothing to read.
-            fanout.enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
-            if let segment { fanout.enqueue(segment, to: id) }
-            shares.endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
+            services.fanout.enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
+            if let segment { services.fanout.enqueue(segment, to: id) }
+            services.shares.endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
             return
         }
         let (ticket, outcome) = session.queue.reserveSnapshot(of: trip)
-        if outcome == .replacedReply { fanout.counters.repliesReplaced += 1 }
+        if outcome == .replacedReply { services.fanout.counters.repliesReplaced += 1 }
         let read = SubscribeRead(
             view: view, re: re, recovered: recovered, replayAfter: sinceEvent, replayCount: replayCount, segment: segment, ticket: ticket)
         if session.subscribeReads[trip] != nil {
@@ -55,13 +55,13 @@ extension Hub {
         let trip = read.view.id
         let wantsTrail = read.view.audience != .customer
         let replayAfter = read.replayAfter, replayCount = read.replayCount
-        storage.read({ store throws(StoreError) in
+        services.storage.read({ store throws(StoreError) in
             let trail = wantsTrail ? try store.recentFixes(tripID: trip, count: 100).map(\.fix) : []
             var replay: [[UInt8]] = []
             if let replayAfter, replayCount > 0 { replay = try store.events(tripID: trip, after: replayAfter, limit: replayCount) }
             return SubscribeReadResult(trail: trail, replay: replay)
         }) { [self] result in
-            guard let session = fanout[id], !session.isClosing, let reads = session.subscribeReads[trip] else { return }
+            guard let session = services.fanout[id], !session.isClosing, let reads = session.subscribeReads[trip] else { return }
             if let next = reads.next {
                 // Subscribed again meanwhile: that one's answer replaced this one's place.
                 session.subscribeReads[trip] = SubscribeReads(reading: next)
@@ -82,14 +82,14 @@ extension Hub {
             let replay = view.audience == .customer ? found.replay.compactMap(ServerMessages.eventWithoutPosition) : found.replay
             messages += replay.map { OutboundMessage(payload: $0) }
             if let segment = read.segment { messages.append(segment) }
-            fanout.fillReservation(read.ticket, with: messages, for: id)
-            if view.audience == .customer { shares.endCustomerSubscriptionsIfOver(trip: view.id, now: clock.wallMillis()) }
+            services.fanout.fillReservation(read.ticket, with: messages, for: id)
+            if view.audience == .customer { services.shares.endCustomerSubscriptionsIfOver(trip: view.id, now: services.clock.wallMillis()) }
         case .failure(let error):
             // Not a snapshot without its trail, nor `recovered: true` without the events.
-            fanout.unsubscribe(id, from: read.view.id, slot: trips[read.view.id]?.slot)
+            services.fanout.unsubscribe(id, from: read.view.id, slot: services.trips[read.view.id]?.slot)
             let refusal = ProtocolError(.unavailable, "subscribe: the store could not be read (\(error)); try again")
-            metrics.errorsOut[refusal.code.rawValue, default: 0] += 1
-            fanout.fillReservation(read.ticket, with: [OutboundMessage(payload: ServerReplies.error(re: read.re, refusal))], for: id)
+            services.metrics.errorsOut[refusal.code.rawValue, default: 0] += 1
+            services.fanout.fillReservation(read.ticket, with: [OutboundMessage(payload: ServerReplies.error(re: read.re, refusal))], for: id)
         }
     }
 }

@@ -129,8 +129,9 @@ public struct HubConfig: Sendable {
     public var clusterLeaseMs: Int64 = 5000
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
-    /// `--router routino:DIR` (PROTOCOL 16): where searches run; nil: the hub finds no routes.
-    public var router: RouterQueue?
+    /// `--router routino:DIR` (PROTOCOL 16), as given: where searches run (`trackhub serve`
+    /// loads the database and hands the hub a `RouterQueue`); nil: the hub finds no routes.
+    public var router: String?
 
     /// Every setting at its default: an open hub on 127.0.0.1:8080 with its data in
     /// `./trackhub-data`.

@@ -42,7 +42,7 @@ final class HubHostDelegate: ServerHostDelegate {
 
     func httpRefusalBeforeBody(_ request: HTTPRequest, declaredLength: Int) -> ProtocolError? {
         hub.flatMap { hub in
-            hub.access.httpRefusalBeforeBody(request, declaredLength: declaredLength, isSurelyUnknownDevice: hub.devices.isSurelyUnknownDevice)
+            hub.services.access.httpRefusalBeforeBody(request, declaredLength: declaredLength, isSurelyUnknownDevice: hub.services.devices.isSurelyUnknownDevice)
         }
     }
 
@@ -55,7 +55,7 @@ final class HubHostDelegate: ServerHostDelegate {
     }
 
     func responseHeaders(for request: HTTPRequest) -> [(name: String, value: String)] {
-        hub?.access.responseHeaders(for: request) ?? []
+        hub?.services.access.responseHeaders(for: request) ?? []
     }
 
     func serviceWoke() {

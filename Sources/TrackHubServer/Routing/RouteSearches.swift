@@ -49,9 +49,9 @@ final class RouteSearches: @unchecked Sendable {
     /// How a search's result comes back to the service thread.
     private let inbox: ServiceThreadInbox
 
-    /// The searches of a hub with these parts (`config.router` is the router).
-    init(config: HubConfig, clock: HubClock, trips: TripTable, replies: Replies, metrics: HubMetrics, inbox: ServiceThreadInbox) {
-        self.router = config.router
+    /// The searches of a hub with these parts, on `router` (nil: the hub finds no routes).
+    init(config: HubConfig, router: RouterQueue?, clock: HubClock, trips: TripTable, replies: Replies, metrics: HubMetrics, inbox: ServiceThreadInbox) {
+        self.router = router
         self.config = config
         self.clock = clock
         self.trips = trips

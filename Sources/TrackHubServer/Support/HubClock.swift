@@ -20,7 +20,7 @@ public struct HubClock: Sendable {
 }
 
 /// The machine's wall clock in milliseconds since the epoch. Code with a hub reads
-/// `hub.clock` instead; this is for what runs without one (the log's time stamps).
+/// `hub.services.clock` instead; this is for what runs without one (the log's time stamps).
 func systemWallClockMillis() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_REALTIME, &spec)

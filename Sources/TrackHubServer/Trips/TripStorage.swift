@@ -81,4 +81,16 @@ final class TripStorage: @unchecked Sendable {
         }
         persist(records) { _ in }
     }
+
+    /// Loads the trips of the store into the table (a hub alone, at start; see `LocalCommandLog`).
+    func restoreTrips(now: Int64) throws {
+        for item in try store.loadTrips() {
+            trips.add(item.trip.id, lastEventSent: item.trip.lastEventNumber) { slot in
+                var entry = TripEntry(trip: item.trip, createdAt: item.createdAt, slot: slot, riderJSON: item.riderJSON)
+                if entry.trip.status == .ended { entry.endedAt = item.trip.endedAt ?? item.createdAt }  // when it ended, for retention
+                return entry
+            }
+            if item.trip.isAnimating(at: now) { trips.animating.insert(item.trip.id) }
+        }
+    }
 }

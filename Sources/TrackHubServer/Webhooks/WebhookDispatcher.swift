@@ -68,10 +68,11 @@ final class WebhookDispatcher: @unchecked Sendable {
     /// - Parameters:
     ///   - keeper: where the positions are kept (the store, or the cluster's Redis).
     ///   - scope: the partitions this node delivers (a cluster); nil: every trip.
-    ///   - transport: the HTTP client; nil: libcurl's (`CurlMulti`).
+    ///   - transport: makes the HTTP client for at most the given connections; nil: libcurl's
+    ///     (`CurlMulti`).
     init(
         settings: WebhookSettings, store: TripStore, keeper: any WebhookPositionKeeper, scope: WebhookScope? = nil,
-        limits: WebhookQueue.Limits = WebhookQueue.Limits(), transport: (any WebhookTransport)? = nil
+        limits: WebhookQueue.Limits = WebhookQueue.Limits(), transport: ((_ connections: Int) throws -> any WebhookTransport)? = nil
     ) throws(WebhookError) {
         self.settings = settings
         self.store = store
@@ -80,7 +81,11 @@ final class WebhookDispatcher: @unchecked Sendable {
         // share one host's connections, or a hanging one would starve the other.
         let connections = limits.maxInFlight * max(1, settings.urls.count)
         if let transport {
-            curl = transport
+            do {
+                curl = try transport(connections)
+            } catch {
+                throw .client("\(error)")
+            }
         } else {
             do {
                 curl = try CurlMulti(perHost: connections, total: connections)

@@ -5,7 +5,7 @@ import TrackHubCurl
 /// TrackHubCurl edge target) is the one the hub runs; a test may hand the dispatcher another.
 ///
 /// Threads: the dispatcher's thread makes every call but `wake`, which any thread may make.
-protocol WebhookTransport: AnyObject, Sendable {
+public protocol WebhookTransport: AnyObject, Sendable {
     /// Transfers started and not yet reported done.
     var activeCount: Int { get }
     /// Starts a POST of `body` to `url` with `headers` ("name: value") that ends within

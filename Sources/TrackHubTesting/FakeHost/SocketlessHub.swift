@@ -22,7 +22,7 @@ public final class SocketlessHub: @unchecked Sendable {
         var config = HubConfig()
         config.webRoot = PackageRoot.webClient
         configure(&config)
-        hub = Hub(config: config, store: store, host: host, clock: clock.hubClock)
+        hub = Hub(config: config, backends: HubBackends(host: host, store: store), clock: clock.hubClock)
         try hub.start()
     }
 

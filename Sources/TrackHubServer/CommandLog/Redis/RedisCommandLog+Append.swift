@@ -14,7 +14,7 @@ extension RedisCommandLog {
         var requestNumber: Int64?
         if let reply {
             if state.pending.count >= ClusterState.maxPending {
-                hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
+                services.replies.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
                 return
             }
             let number = state.nextRequest
@@ -31,11 +31,11 @@ extension RedisCommandLog {
         let what = command.kind == .fixes ? "fix" : command.kind.rawValue
         state.writer.append(partition: partition, payload: command.encoded()) { [self] result in
             guard case .failure(let error) = result else { return }
-            hub.inbox.run { [self] in
+            services.inbox.run { [self] in
                 counters.appendFailures += 1
                 guard let request else { return }
                 answerPending(request) { [self] reply in
-                    hub.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
+                    services.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
                 }
             }
         }
@@ -80,7 +80,7 @@ extension RedisCommandLog {
         let late = state.pending.filter { $0.value.answer == nil && now - $0.value.appendedAt > ClusterState.pendingTimeoutMs }
         for request in late.keys.sorted() {
             answerPending(request) { [self] reply in
-                hub.replies.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
+                services.replies.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
             }
         }
     }
@@ -88,7 +88,7 @@ extension RedisCommandLog {
     /// PROTOCOL 5: an arrived trip ends `--end-after` after arriving. The owner of its
     /// partition asks the log once; an end of an ended trip changes nothing.
     func requestEndsOfArrivedTrips(now: Int64) {
-        for id in hub.trips.arrived(atOrBefore: now - hub.config.endAfterMs) where !state.endsRequested.contains(id) {
+        for id in services.trips.arrived(atOrBefore: now - services.config.endAfterMs) where !state.endsRequested.contains(id) {
             guard state.parts[state.partition(of: id)].owned else { continue }  // its owner asks
             state.endsRequested.insert(id)
             appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)

@@ -55,7 +55,7 @@ extension RedisCommandLog {
         state.readTime = max(state.readTime, batch.time)
         state.watermark = max(state.watermark, batch.watermark)
         state.reader?.consumed()
-        let now = hub.clock.wallMillis()
+        let now = services.clock.wallMillis()
         runAwaitingLog(now: now)
         runWaitingForPartitions(now: now)
         tickGrid(now: now)
@@ -88,11 +88,11 @@ extension RedisCommandLog {
 
     private func apply(_ command: ClusterCommand, at t: Int64, request: Int64?) {
         guard let id = command.trip else {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.badRequest, "trip: missing from the log entry")) }
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, ProtocolError(.badRequest, "trip: missing from the log entry")) }
         }
         if command.kind != .create {
-            guard hub.trips[id] != nil else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
+            guard services.trips[id] != nil else {
+                return answer(request) { [self] reply in services.replies.answerFailure(reply, ProtocolError(.notFound, "trip \(id) does not exist")) }
             }
             // The trip's grid ticks before this entry come first (see Hub+ClusterTick).
             advanceTicks(of: id, through: t)
@@ -105,7 +105,7 @@ extension RedisCommandLog {
         case .end: applyEnd(trip: id, at: t, request: request)
         case .putDevice, .deleteDevice, .deviceSeen, .share, .revokeShare: break  // applyDeviceCommand, applyShareCommand
         }
-        if hub.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
+        if services.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
     }
 
     /// Answers the entry's client if this node appended it (`request` set).
@@ -114,26 +114,26 @@ extension RedisCommandLog {
     }
 
     private func applyCreate(_ command: ClusterCommand, trip id: String, at t: Int64, request: Int64?) {
-        if hub.trips[id] != nil {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
+        if services.trips[id] != nil {
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, ProtocolError(.conflict, "id: trip \(id) already exists")) }
         }
         let trip: Trip
         let riderJSON: [UInt8]?
         do throws(ProtocolError) {
-            let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
+            let body = try CreateTripRequest.decode(Array((command.body ?? "{}").utf8), limits: services.config.protocolLimits)
             riderJSON = body.rider.map { TripView.riderJSON($0) }
-            trip = try TripTable.makeTrip(id: id, body, route: try hub.tripsAPI.makeRoute(body.route), found: command.found, hasRouter: hub.routes.hasRouter, now: t)
+            trip = try TripTable.makeTrip(id: id, body, route: try services.tripsAPI.makeRoute(body.route), found: command.found, hasRouter: services.routes.hasRouter, now: t)
         } catch {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, error) }
         }
         var created = trip
         let event = created.created(now: t)
-        hub.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
-        hub.publisher.storeStateAndSend([event], trip: id) { [self] _ in
+        services.trips.add(id) { slot in TripEntry(trip: created, createdAt: t, slot: slot, riderJSON: riderJSON) }
+        services.publisher.storeStateAndSend([event], trip: id) { [self] _ in
             answer(request) { [self] reply in
-                if case .http(let connection) = reply { hub.tripsAPI.respondTrip(connection, id: id, status: 201) }
+                if case .http(let connection) = reply { services.tripsAPI.respondTrip(connection, id: id, status: 201) }
             }
-            hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+            services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
         }
     }
 
@@ -142,59 +142,59 @@ extension RedisCommandLog {
         var records: [StoreRecord] = []
         verdicts.reserveCapacity(fixes.count)
         for fix in fixes {
-            let verdict = hub.trips.mutate(id) { $0.trip.judge(fix) } ?? .refused(.ended)
+            let verdict = services.trips.mutate(id) { $0.trip.judge(fix) } ?? .refused(.ended)
             verdicts.append(verdict)
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
             }
-            if verdict.isApplied { hub.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
+            if verdict.isApplied { services.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
         }
         // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
         // so one search runs, not one per node; its result goes into the log like a PUT.
-        if request != nil { hub.routes.considerAutoReroute(trip: id, now: t) }
+        if request != nil { services.routes.considerAutoReroute(trip: id, now: t) }
         // The log has the fixes: the ack goes now, before the first frame of their animation
         // (as on a hub alone). The node's own copy follows; a trail read waits for it
         // (`respondTrailAfterPendingWrites`), so it still shows every acked fix.
-        answer(request) { [self] reply in hub.replies.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
-        hub.storage.persist(records) { _ in }
+        answer(request) { [self] reply in services.replies.answerFixes(reply, trip: id, fixes: fixes, verdicts: verdicts) }
+        services.storage.persist(records) { _ in }
     }
 
     private func applyProceed(trip id: String, at t: Int64, request: Int64?) {
         let change: ChangeUndo
-        switch hub.trips.changeProceed(id, at: t) {
+        switch services.trips.changeProceed(id, at: t) {
         case .success(let done): change = done
-        case .failure(let error): return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
+        case .failure(let error): return answer(request) { [self] reply in services.replies.answerFailure(reply, error) }
         }
         // Now, not once stored locally: every node numbers this segment alike.
-        hub.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
-        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
+        services.publisher.sendArrivalSegmentIfArrived(change.events, trip: id, now: t)
+        services.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
+            answer(request) { [self] reply in services.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 
     private func applyReroute(_ command: ClusterCommand, trip id: String, at t: Int64, request: Int64?) {
         let change: ChangeUndo
         do throws(ProtocolError) {
-            let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: hub.config.protocolLimits)
-            guard let route = try hub.tripsAPI.makeRoute(body.route) else { throw .badRequest("route is required") }
+            let body = try RerouteRequest.decode(Array((command.body ?? "{}").utf8), limits: services.config.protocolLimits)
+            guard let route = try services.tripsAPI.makeRoute(body.route) else { throw .badRequest("route is required") }
             let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
-            change = try hub.trips.changeRoute(
+            change = try services.trips.changeRoute(
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
                 found: command.found, at: t).get()
         } catch {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, error) }
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, error) }
         }
-        hub.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
-            hub.publisher.sendSnapshotToSubscribers(trip: id, now: hub.clock.wallMillis())
+        services.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
+            answer(request) { [self] reply in services.tripsAPI.answerDone(reply, trip: id) }
+            services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
         }
     }
 
     private func applyEnd(trip id: String, at t: Int64, request: Int64?) {
-        let events = hub.trips.changeEnd(id, at: t)?.events ?? []
+        let events = services.trips.changeEnd(id, at: t)?.events ?? []
         state.endsRequested.remove(id)
-        hub.publisher.storeStateAndSend(events, trip: id) { [self] _ in
-            answer(request) { [self] reply in hub.tripsAPI.answerDone(reply, trip: id) }
+        services.publisher.storeStateAndSend(events, trip: id) { [self] _ in
+            answer(request) { [self] reply in services.tripsAPI.answerDone(reply, trip: id) }
         }
     }
 }

@@ -31,9 +31,9 @@ extension RedisCommandLog {
     func afterApplying(upTo t: Int64, reply: Reply, _ then: @escaping () -> Void) {
         if state.watermark >= t { return then() }
         guard state.awaitingLog.count < ClusterState.maxPending else {
-            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for the cluster log; try again"))
+            return services.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for the cluster log; try again"))
         }
-        state.awaitingLog.append(ClusterState.AwaitingLog(upTo: t, since: hub.clock.wallMillis(), reply: reply, then: then))
+        state.awaitingLog.append(ClusterState.AwaitingLog(upTo: t, since: services.clock.wallMillis(), reply: reply, then: then))
     }
 
     /// Runs the waiting requests the watermark has reached; those that waited too long are
@@ -47,7 +47,7 @@ extension RedisCommandLog {
             if state.watermark >= item.upTo {
                 item.then()
             } else if now - item.since > ClusterState.awaitLogTimeoutMs {
-                hub.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with the cluster log within \(ClusterState.awaitLogTimeoutMs / 1000) s; try again"))
+                services.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with the cluster log within \(ClusterState.awaitLogTimeoutMs / 1000) s; try again"))
             } else {
                 still.append(item)
             }
@@ -57,27 +57,27 @@ extension RedisCommandLog {
 
     func applyDeviceCommand(_ command: ClusterCommand, entry: ClusterReadBatch.Entry, request: Int64?) {
         guard let id = command.device else {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, ProtocolError(.badRequest, "device: missing from the log entry")) }
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, ProtocolError(.badRequest, "device: missing from the log entry")) }
         }
         switch command.kind {
         case .putDevice:
             let device = state.devices.put(id, trip: command.trip, name: command.name, at: entry.id.ms)
-            hub.devices.registry[id] = device
-            answer(request) { [self] reply in hub.devices.answerDevice(reply, device) }
+            services.devices.registry[id] = device
+            answer(request) { [self] reply in services.devices.answerDevice(reply, device) }
         case .deleteDevice:
             guard let device = state.devices.delete(id) else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+                return answer(request) { [self] reply in services.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
-            hub.devices.forgetDevice(id)
-            answer(request) { [self] reply in hub.devices.answerDevice(reply, device) }
+            services.devices.forgetDevice(id)
+            answer(request) { [self] reply in services.devices.answerDevice(reply, device) }
         case .deviceSeen:
             // In the device's partition, after its registration: an unknown device here is one
             // deleted before this entry, on every node alike.
             guard noteDeviceSighting(command, entry: entry) != nil else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
+                return answer(request) { [self] reply in services.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
             answer(request) { [self] reply in
-                if case .device(let connection, let source) = reply { hub.replies.respondDevice(connection, source) }
+                if case .device(let connection, let source) = reply { services.replies.respondDevice(connection, source) }
             }
         case .create, .route, .proceed, .end, .fixes, .share, .revokeShare:
             break
@@ -92,7 +92,7 @@ extension RedisCommandLog {
         guard let id = command.device, let fix = command.fixes?.last else { return nil }
         let sighting = ClusterDevices.Sighting(at: entry.id.ms, sequence: entry.id.sequence, partition: entry.partition, position: fix.point)
         guard let device = state.devices.sighted(id, sighting) else { return nil }
-        hub.devices.registry[id] = device
+        services.devices.registry[id] = device
         return device
     }
 }

@@ -13,7 +13,7 @@ extension RedisCommandLog {
     /// come per partition, as the node starts applying one (+Partitions).
     func join() throws {
         let redis = try connectForStartup()
-        let partitions = hub.config.clusterPartitions
+        let partitions = services.config.clusterPartitions
         if !redis.isCluster { try renameLegacyStreams(redis, partitions: partitions) }
         // The first node fixes the partition count; every later one must agree.
         _ = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.partitionsKey), Array(redis: String(partitions)), Array(redis: "NX")])
@@ -45,31 +45,31 @@ extension RedisCommandLog {
             devices = snapshot.devices ?? ClusterDevices()
             shares = (snapshot.shares ?? []).map(\.stored)
         }
-        hub.devices.registry.replaceAll(with: Array(devices.all))
+        services.devices.registry.replaceAll(with: Array(devices.all))
         // The node's own store was wiped: the cluster's links are the snapshot's and the log's.
-        hub.shares.links.restore(shares)
-        hub.shares.links.forgetExpired(nowMs: hub.clock.wallMillis())
+        services.shares.links.restore(shares)
+        services.shares.links.forgetExpired(nowMs: services.clock.wallMillis())
         let writer = ClusterLogWriter(seeds: seeds)
         let nodeID = ClusterState.makeNodeID()
-        let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: hub.config.tickHz, phases: hub.trips.animating.phases)
+        let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: services.config.tickHz, phases: services.trips.animating.phases)
         state.watermark = watermark
         state.devices = devices
-        state.lastSnapshotAt = hub.clock.wallMillis()
+        state.lastSnapshotAt = services.clock.wallMillis()
         state.reader = ClusterLogReader(
             seeds: seeds, partitions: partitions, after: positions,
-            deliver: { [self] batch in hub.inbox.run { [self] in applyLogBatch(batch) } },
+            deliver: { [self] batch in services.inbox.run { [self] in applyLogBatch(batch) } },
             connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }
                 writer.reconnectBeforeNextSend()
-                hub.inbox.run { [self] in
+                services.inbox.run { [self] in
                     self.state.readerUp = up
                     self.state.readerError = why
                 }
             })
-        state.leases = PartitionLeases(seeds: seeds, nodeID: nodeID, partitions: partitions, leaseMs: hub.config.clusterLeaseMs) { [self] round in
-            hub.inbox.run { [self] in leasesReported(round) }
+        state.leases = PartitionLeases(seeds: seeds, nodeID: nodeID, partitions: partitions, leaseMs: services.config.clusterLeaseMs) { [self] round in
+            services.inbox.run { [self] in leasesReported(round) }
         }
-        state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * hub.config.clusterLeaseMs, 3000))
+        state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * services.config.clusterLeaseMs, 3000))
         self.state = state
     }
 

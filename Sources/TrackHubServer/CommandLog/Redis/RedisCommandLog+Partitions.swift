@@ -18,7 +18,7 @@ import TrackHubStore
 extension RedisCommandLog {
     /// The lease thread's report (on the service thread).
     func leasesReported(_ round: PartitionLeases.Round) {
-        let now = hub.clock.wallMillis()
+        let now = services.clock.wallMillis()
         let owned = round.owned ?? []
         for p in 0..<state.partitions {
             let owns = owned.contains(p)
@@ -36,11 +36,11 @@ extension RedisCommandLog {
         // Applied here: at once, unless the trip is not known yet (made through another hub a
         // moment ago): then once the partition is applied up to the request's arrival.
         let part = state.parts[p]
-        if part.phase == .applied && part.waiting.isEmpty && state.readyAfterStore.isEmpty && (hub.trips[trip] != nil || part.watermark >= now) {
+        if part.phase == .applied && part.waiting.isEmpty && state.readyAfterStore.isEmpty && (services.trips[trip] != nil || part.watermark >= now) {
             return then()
         }
         guard state.parts[p].waiting.count < ClusterPartition.maxWaiting else {
-            return hub.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
+            return services.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
         }
         state.parts[p].waiting.append(ClusterState.AwaitingLog(upTo: now, since: now, reply: reply, then: then))
         if state.parts[p].phase == .idle { startApplying(p) }
@@ -55,7 +55,7 @@ extension RedisCommandLog {
             // after the trip's creation has been sent, not in the middle of it.
             if !ready.isEmpty {
                 state.readyAfterStore += ready
-                hub.storage.persist([]) { [self] _ in runReadyAfterStore() }
+                services.storage.persist([]) { [self] _ in runReadyAfterStore() }
             }
         }
         for p in 0..<state.partitions where !state.parts[p].waiting.isEmpty {
@@ -66,7 +66,7 @@ extension RedisCommandLog {
                 if part.phase == .applied && part.watermark >= item.upTo {
                     ready.append(item.then)
                 } else if now - item.since > ClusterPartition.loadTimeoutMs {
-                    hub.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
+                    services.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
                 } else {
                     still.append(item)
                 }
@@ -87,7 +87,7 @@ extension RedisCommandLog {
         guard state.parts[p].phase == .idle else { return }
         state.parts[p].phase = .loading
         let partitions = state.partitions
-        let store = hub.storage.store
+        let store = services.storage.store
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             let loaded: Result<PartitionSnapshot, Error>
             do {
@@ -98,7 +98,7 @@ extension RedisCommandLog {
                 loaded = .failure(error)
             }
             let records = (try? loaded.get()).map { PartitionSnapshot.newStoreRecords($0.trips, store: store) } ?? []
-            hub.inbox.run { [self] in
+            services.inbox.run { [self] in
                 switch loaded {
                 case .success(let snapshot): install(snapshot, records: records)
                 case .failure(let error):
@@ -106,7 +106,7 @@ extension RedisCommandLog {
                     state.parts[p].phase = .idle
                     if state.parts[p].owned || !state.parts[p].waiting.isEmpty {
                         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
-                            hub.inbox.run { [self] in if state.parts[p].phase == .idle { startApplying(p) } }
+                            services.inbox.run { [self] in if state.parts[p].phase == .idle { startApplying(p) } }
                         }
                     }
                 }
@@ -117,8 +117,8 @@ extension RedisCommandLog {
     private func install(_ snapshot: PartitionSnapshot, records: [StoreRecord]) {
         let p = snapshot.partition
         guard state.parts[p].phase == .loading else { return }
-        for record in snapshot.trips where hub.trips[record.trip.id] == nil {
-            hub.trips.add(record.trip.id, lastEventSent: record.trip.lastEventNumber) { slot in
+        for record in snapshot.trips where services.trips[record.trip.id] == nil {
+            services.trips.add(record.trip.id, lastEventSent: record.trip.lastEventNumber) { slot in
                 var entry = TripEntry(trip: record.trip, createdAt: record.createdAt, slot: slot, riderJSON: record.rider.map { Array($0.utf8) })
                 entry.frameSeq = record.frameSeq
                 entry.segmentSeq = record.segmentSeq
@@ -129,9 +129,9 @@ extension RedisCommandLog {
             }
             if let next = record.nextTickAt { state.schedule.insert(record.trip.id, phase: state.phase(at: next)) }
             let firstN = record.trip.lastEventNumber - record.events.count + 1
-            hub.publisher.webhooks?.eventsStored(record.events.enumerated().map { (firstN + $0.offset, Array($0.element.utf8)) }, trip: record.trip.id)
+            services.publisher.webhooks?.eventsStored(record.events.enumerated().map { (firstN + $0.offset, Array($0.element.utf8)) }, trip: record.trip.id)
         }
-        if !records.isEmpty { hub.storage.persist(records) { _ in } }
+        if !records.isEmpty { services.storage.persist(records) { _ in } }
         state.parts[p].epoch += 1
         state.parts[p].tripApplied = snapshot.position
         state.parts[p].watermark = snapshot.watermark
@@ -143,13 +143,13 @@ extension RedisCommandLog {
     /// Forgets a partition nobody here owns or uses (housekeeping).
     func stopApplyingIdlePartitions(now: Int64) {
         var used = Set<Int>()
-        for trip in hub.fanout.subscriptions.trips { used.insert(state.partition(of: trip)) }
+        for trip in services.fanout.subscriptions.trips { used.insert(state.partition(of: trip)) }
         for p in 0..<state.partitions where state.parts[p].phase == .applied && !state.parts[p].owned {
             if used.contains(p) { state.parts[p].lastUsed = now }
             guard state.parts[p].waiting.isEmpty, now - state.parts[p].lastUsed > ClusterPartition.idleAfterMs else { continue }
-            let ids = hub.trips.entries.keys.filter { state.partition(of: $0) == p }
+            let ids = services.trips.entries.keys.filter { state.partition(of: $0) == p }
             for id in ids {
-                hub.trips.remove(id)
+                services.trips.remove(id)
                 state.schedule.remove(id)
                 state.endsRequested.remove(id)
             }
@@ -166,7 +166,7 @@ extension RedisCommandLog {
         guard !owned.isEmpty else { return }
         var byPartition: [Int: [(Trip, Int64, [UInt8]?, Int, Int, Int64?, Int64?, [[UInt8]])]] = [:]
         let ownedSet = Set(owned)
-        for (id, entry) in hub.trips.entries {
+        for (id, entry) in services.trips.entries {
             let p = state.partition(of: id)
             guard ownedSet.contains(p) else { continue }
             byPartition[p, default: []].append((entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents))
@@ -174,13 +174,13 @@ extension RedisCommandLog {
         let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark) }
         var metaSnapshot: ClusterSnapshot?
         if ownedSet.contains(0) {
-            let shares = hub.shares.links.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
+            let shares = services.shares.links.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
             metaSnapshot = ClusterSnapshot(partitions: state.partitions, positions: state.applied, watermark: state.watermark, writtenBy: state.nodeID, trips: [], devices: state.devices, shares: shares)
         }
         let captured = byPartition
         let meta = metaSnapshot
         let nodeID = state.nodeID
-        let store = hub.storage.store
+        let store = services.storage.store
         state.snapshotInFlight = true
         DispatchQueue.global(qos: .utility).async { [self] in
             var written = 0
@@ -205,7 +205,7 @@ extension RedisCommandLog {
                 logWarning("cluster snapshot not written: \(error)")
             }
             let count = written
-            hub.inbox.run { [self] in
+            services.inbox.run { [self] in
                 state.snapshotInFlight = false
                 if count > 0 { counters.snapshotsWritten += 1 }
             }

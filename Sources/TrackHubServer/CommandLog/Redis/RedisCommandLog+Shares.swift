@@ -20,25 +20,25 @@ extension RedisCommandLog {
 
     func applyShareCommand(_ command: ClusterCommand, entry: ClusterReadBatch.Entry, request: Int64?) {
         guard let jti = command.jti else {
-            return answer(request) { [self] reply in hub.replies.answerFailure(reply, .badRequest("share: jti missing from the log entry")) }
+            return answer(request) { [self] reply in services.replies.answerFailure(reply, .badRequest("share: jti missing from the log entry")) }
         }
         let t = entry.id.ms
         switch command.kind {
         case .share:
             guard let trip = command.trip, let expiresAt = command.expiresAt, let issuedAt = command.issuedAt else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
+                return answer(request) { [self] reply in services.replies.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
             }
-            let share = hub.shares.links.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
+            let share = services.shares.links.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
             // Bounded as on a hub alone: a link already past its expiry (a node replaying an
             // old log) is not kept; its token is refused for its `exp` anyway.
-            if !ShareLinks.hasExpired(share, nowMs: hub.clock.wallMillis()) { hub.shares.links.record(share) }
-            answer(request) { [self] reply in hub.shares.answerShareIssued(reply, share, issuedAt: issuedAt) }
+            if !ShareLinks.hasExpired(share, nowMs: services.clock.wallMillis()) { services.shares.links.record(share) }
+            answer(request) { [self] reply in services.shares.answerShareIssued(reply, share, issuedAt: issuedAt) }
         case .revokeShare:
-            guard let known = hub.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: t) else {
-                return answer(request) { [self] reply in hub.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti))) }
+            guard let known = services.shares.links.link(jti), !ShareLinks.hasExpired(known, nowMs: t) else {
+                return answer(request) { [self] reply in services.replies.answerFailure(reply, .notFound(ShareService.unknownShareMessage(jti))) }
             }
-            hub.shares.revokeShareHere(known, at: t)
-            answer(request) { [self] reply in hub.shares.answerShareRevoked(reply, jti: jti) }
+            services.shares.revokeShareHere(known, at: t)
+            answer(request) { [self] reply in services.shares.answerShareRevoked(reply, jti: jti) }
         case .create, .route, .proceed, .end, .fixes, .putDevice, .deleteDevice, .deviceSeen:
             break
         }

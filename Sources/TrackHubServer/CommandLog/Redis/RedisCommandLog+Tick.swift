@@ -31,20 +31,20 @@ extension RedisCommandLog {
 
     /// Runs a trip's due grid ticks up to `limit` (inclusive), in order.
     func advanceTicks(of id: String, through limit: Int64) {
-        while let due = hub.trips[id]?.nextTickAt, due <= limit {
-            guard let (frame, events, seq, slot, wantsMore) = hub.trips.mutate(id, { entry in
+        while let due = services.trips[id]?.nextTickAt, due <= limit {
+            guard let (frame, events, seq, slot, wantsMore) = services.trips.mutate(id, { entry in
                 let (frame, events) = entry.trip.tick(now: due)
                 if frame != nil { entry.frameSeq += 1 }
                 let wantsMore = entry.trip.wantsTick
                 entry.nextTickAt = wantsMore ? due + state.periodMs : nil
                 return (frame, events, entry.frameSeq, entry.slot, wantsMore)
             }) else { break }
-            hub.publisher.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
+            services.publisher.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: due)
             if !wantsMore { break }
         }
         // The phase of its next tick (the same one unless the tick period is not a whole
         // number of sub-ticks).
-        if let next = hub.trips[id]?.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } else { state.schedule.remove(id) }
+        if let next = services.trips[id]?.nextTickAt { state.schedule.insert(id, phase: state.phase(at: next)) } else { state.schedule.remove(id) }
     }
 
     /// After a command applied at log time `t`: a trip that was ticking keeps its grid (its
@@ -53,7 +53,7 @@ extension RedisCommandLog {
     /// Otherwise its next tick is the first sub-tick after `t`, if it has anything to tick.
     /// Every node has the same `nextTickAt` (it is in the snapshot), so every node decides alike.
     func scheduleGridTicks(of id: String, after t: Int64) {
-        let next: Int64? = hub.trips.mutate(id) { entry in
+        let next: Int64? = services.trips.mutate(id) { entry in
             if !entry.trip.wantsTick {
                 entry.nextTickAt = nil
             } else if entry.nextTickAt.map({ $0 <= t }) ?? true {

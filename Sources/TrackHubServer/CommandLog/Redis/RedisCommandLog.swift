@@ -15,9 +15,9 @@ import TrackHubStore
 /// applied, for trails, event replay and snapshots' trails.
 ///
 /// Threads: like the hub, owned by the service thread; other threads hand work in with
-/// `hub.inbox.run`. That is why it is `@unchecked Sendable`.
+/// `services.inbox.run`. That is why it is `@unchecked Sendable`.
 final class RedisCommandLog: CommandLog, @unchecked Sendable {
-    unowned let hub: Hub
+    let services: HubServices
     let seeds: [RedisAddress]
     /// Set by `restore` (joining the cluster); the service thread owns it afterwards.
     var state: ClusterState!
@@ -31,8 +31,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
     var counters = Counters()
 
-    init(hub: Hub, seeds: [RedisAddress]) {
-        self.hub = hub
+    init(services: HubServices, seeds: [RedisAddress]) {
+        self.services = services
         self.seeds = seeds
     }
 
@@ -59,10 +59,10 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         case .create(let id, let body, let route, let rawBody, let found):
             do throws(ProtocolError) {
                 // The checks every node's applier makes, so their 400s come without a round trip.
-                _ = try TripTable.makeTrip(id: "check", body, route: route, found: found, hasRouter: hub.routes.hasRouter, now: now)
-                if hub.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
+                _ = try TripTable.makeTrip(id: "check", body, route: route, found: found, hasRouter: services.routes.hasRouter, now: now)
+                if services.trips[id] != nil { throw .conflict("id: trip \(id) already exists") }
             } catch {
-                if let reply { hub.replies.answerFailure(reply, error) }
+                if let reply { services.replies.answerFailure(reply, error) }
                 return
             }
             var entry = ClusterCommand(kind: .create, trip: id, body: String(decoding: rawBody, as: UTF8.self))
@@ -112,7 +112,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             state.devices.pruneSightings(appliedBefore: state.watermark)
         }
         if !state.snapshotInFlight, state.readerUp, state.isCaughtUp(now: now),
-            now - state.lastSnapshotAt >= hub.config.clusterSnapshotIntervalMs
+            now - state.lastSnapshotAt >= services.config.clusterSnapshotIntervalMs
         {
             state.lastSnapshotAt = now
             writePartitionSnapshots(now: now)
@@ -122,7 +122,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     func afterAnsweredWrites(_ then: @escaping @Sendable () -> Void) {
         // A fix is acked once Redis has it, before this node's own copy of the trail is
         // written: read after every write queued so far (an empty batch completes after them).
-        hub.storage.persist([]) { _ in then() }
+        services.storage.persist([]) { _ in then() }
     }
 
     func connectionClosed(_ id: ConnectionID) {
