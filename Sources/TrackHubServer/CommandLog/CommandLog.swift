@@ -79,7 +79,7 @@ protocol CommandDurability: AnyObject {
     func submit(_ command: ShareCommand, reply: Reply, now: Int64)
     /// A fix from registered `device`: it becomes the device's `last_seen` and
     /// `last_position` and, with `trip` (the device's active trip), a fix of that trip,
-    /// answered as `submit` answers a fix; without one it is answered (`Hub.respondDevice`)
+    /// answered as `submit` answers a fix; without one it is answered (`Replies.respondDevice`)
     /// once that sighting is durable.
     func submitDeviceFix(_ fix: FixInput, device: String, trip: String?, reply: Reply, now: Int64)
     /// Runs `then` once this hub has applied every command made durable before `t` (at once on

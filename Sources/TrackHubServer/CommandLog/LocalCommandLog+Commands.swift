@@ -3,7 +3,7 @@ import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
 
-/// A hub alone: create, proceed, reroute and end, each changed at once (Hub+TripChanges),
+/// A hub alone: create, proceed, reroute and end, each changed at once (TripTable+Changes),
 /// stored, and answered after the commit; a change the store did not take is undone
 /// (PROTOCOL 7: it changes nothing a client has seen).
 extension LocalCommandLog {

@@ -4,8 +4,8 @@ import TrackHubProtocol
 import TrackHubStore
 
 /// One hub alone: the trip store (SQLite in `--data`, or memory) is the log. A command is
-/// judged on arrival, its result written, and answered after the commit (Hub+Commands,
-/// Hub+Fixes); a failed write undoes it. Trips move on the hub's own clock, one phase of the
+/// judged on arrival, its result written, and answered after the commit (+Commands,
+/// +Fixes); a failed write undoes it. Trips move on the hub's own clock, one phase of the
 /// tick schedule each (PROTOCOL 6.3).
 ///
 /// Threads: like the hub, owned by the service thread; other threads hand work in with

@@ -9,7 +9,7 @@ import TrackHubStore
 /// go through the command log; the hub's router (`Hub.dispatch`) calls in here.
 ///
 /// Threads: the service thread only, like the hub that owns it. `@unchecked Sendable` because
-/// the store's answers (`StorePaths.readFromStore`, `@Sendable`) capture it; they run on the
+/// the store's answers (`TripStorage.read`, `@Sendable`) capture it; they run on the
 /// service thread.
 final class TripsAPI: @unchecked Sendable {
     /// Where the trail's reads wait for answered writes. Weak: the hub owns the log and makes

@@ -7,12 +7,6 @@ import TrackHubStore
 
 /// The hub: trips, subscriptions and fan-out, driven by one libwebsockets service thread.
 ///
-/// Threads: the service thread owns every field below except `inbox`. Other threads
-/// (store completions, the fleet builder, signal handlers) hand work in with
-/// `services.inbox.run`, which queues a closure and wakes the loop (`lws_cancel_service`).
-/// No lock is taken on the per-frame path. That is why this class is `@unchecked Sendable`.
-/// The hub: trips, subscriptions and fan-out, driven by one libwebsockets service thread.
-///
 /// It holds the components (`services`: built and wired in `HubServices`), the command log
 /// they make durable through, and the service-thread loop that drives them: the host's
 /// callbacks come in (HubHostDelegate) and go to the component that owns the work; the timer
