@@ -59,6 +59,23 @@ import Testing
         }
     }
 
+    @Test func burstOnAStreetPassedTwiceIsFollowedInOrder() {
+        // 6.1 (amended): a backlog sent at once is judged while the marker still stands at the
+        // first fix; the way back (east 900 … 500, along 1100 … 1500) must not take the way out.
+        var d = Driver(Fixture.trip(route: Fixture.outAndBack()))
+        var ts = d.now
+        var targets: [Double] = []
+        for e in Array(stride(from: 100.0, through: 1000, by: 100)) + Array(stride(from: 900.0, through: 500, by: -100)) {
+            let f = Fixture.fix(Fixture.at(east: e, north: e == 1000 ? 0 : 3), ts: ts, seq: Int64(targets.count + 1))
+            ts += 10_000
+            #expect(d.trip.judge(f) == .applied)
+            if let segment = d.trip.apply(f, now: d.now).segment, let done = segment.doneM { targets.append(done) }
+        }
+        #expect(targets.count == 15)
+        #expect(abs(targets.last! - 1500) < 0.5, "the last fix, on the way back at east 500, is at along 1500")
+        #expect(zip(targets, targets.dropFirst()).allSatisfy { $0 < $1 }, "each target farther along than the one before")
+    }
+
     @Test func markerMovesAlongRouteGeometryNeverCuttingCorners() {
         let route = Fixture.lShape()
         var d = Driver(Fixture.trip(route: route))

@@ -96,6 +96,7 @@ extension Trip {
         self.routerDurationS = routerDurationS
         self.destination = dest
         destinationAlongM = projected.destinationAlongM
+        lastTargetAlongM = nil  // along the old route; the marker is the reference until the next fix
 
         if let m, let last = lastApplied {
             let remaining = max(0, (old?.endT ?? now) - now)

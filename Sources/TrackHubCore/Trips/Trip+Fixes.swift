@@ -84,10 +84,18 @@ extension Trip {
                 // will join: that is where it is along the route for snapping and jitter.
                 let entry = isOffRoute ? nil : wayBackEntryM(current)
                 let reference = entry ?? alongDistance(of: current)
+                // 6.1 (amended 2026-12-07): the candidate is chosen against the last applied
+                // fix's target, or the marker where that is farther along. A burst of fixes
+                // (a backlog sent at once) is judged while the marker still animates far
+                // behind it; against the marker alone, a later fix on a street the route
+                // passes twice took the earlier pass. Jitter and the animation still start
+                // from the marker (`reference`).
+                let choiceReference = max(reference, lastTargetAlongM ?? reference)
                 let cands = route.candidates(near: p, toleranceM: max(accuracy, 10), nearest: nearest)
-                let chosen = Route.pickInOrder(cands, referenceAlongM: reference, jitterM: jitter) ?? route.match(nearest)
+                let chosen = Route.pickInOrder(cands, referenceAlongM: choiceReference, jitterM: jitter) ?? route.match(nearest)
                 fixAlong = chosen.alongM
                 let target = clampedTarget(chosen.alongM)
+                lastTargetAlongM = target
                 let wasOff = isOffRoute
                 if wasOff {
                     isOffRoute = false

@@ -82,6 +82,10 @@ public struct Trip: Sendable, Codable {
     public internal(set) var routerDurationS: Double?
     /// Applied fixes off the route in the current excursion (nil: none), for auto-reroute.
     var offRouteFixes: Int?
+    /// The along-route distance of the last applied on-route fix's target (6.1's reference for
+    /// choosing among candidates, with the marker's); nil before one, and after a new route.
+    /// Optional so older stored states still decode.
+    var lastTargetAlongM: Double?
 
     /// The applied fix `judge` remembers: reported position and device time.
     struct AppliedFix: Sendable, Codable, Equatable {
