@@ -90,6 +90,9 @@ final class CadenceService {
         isEnabled ? asked.longest(trip, now: now) : 0
     }
 
+    /// Trips with asked intervals remembered (tests: the history is pruned).
+    var askedTripCount: Int { asked.tripCount }
+
     // MARK: - What it hears
 
     /// `trip` gained or lost a follower on this hub (`Fanout.followersChanged`).
