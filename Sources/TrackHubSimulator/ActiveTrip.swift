@@ -34,6 +34,9 @@ struct ActiveTrip: Sendable {
     var lastFixWall: Int64?
     var lastTs: Int64 = 0
     var nextFixAt: Int64
+    /// The wall-clock interval between fixes the hub last asked for (PROTOCOL 18); nil: none
+    /// asked yet, the rider's own rhythm.
+    var askedIntervalMs: Int64?
     var traceIndex = 0
 
     /// The next place the rider must stop at: the first unvisited via point, else the
