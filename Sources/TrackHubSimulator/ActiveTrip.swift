@@ -34,8 +34,9 @@ struct ActiveTrip: Sendable {
     var lastFixWall: Int64?
     var lastTs: Int64 = 0
     var nextFixAt: Int64
-    /// The wall-clock interval between fixes the hub last asked for (PROTOCOL 18); nil: none
-    /// asked yet, the rider's own rhythm.
+    /// The interval between fixes the hub last asked for, ms (PROTOCOL 18; the rider keeps it
+    /// in its own time, `--speedup` times faster on the wall clock); nil: none asked yet, the
+    /// rider's own rhythm.
     var askedIntervalMs: Int64?
     var traceIndex = 0
 

@@ -39,7 +39,8 @@ enum SimulateCommand {
                              time) even when the hub asks for another interval; by default riders
                              follow the hub's cadence messages (and OwnTracks riders its
                              setConfiguration): every --cadence-watched while somebody follows the
-                             trip, every --cadence-idle otherwise (PROTOCOL 18). Replays keep
+                             trip, every --cadence-idle otherwise (PROTOCOL 18), in device time
+                             (at --speedup 4, 30 s asked is 7.5 s of wall clock). Replays keep
                              their recorded pace either way
       --show-viewers         the status line also counts viewers: the hub's WebSocket connections
                              that are not this simulator's (browsers watching), read from its

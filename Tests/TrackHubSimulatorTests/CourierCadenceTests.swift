@@ -30,23 +30,23 @@ import TrackHubCore
 
     @Test func aRiderSendsAtTheIntervalTheHubAsks() throws {
         var hub = FakeHub(simulation: try Self.simulation(followsCadence: true))
-        hub.cadenceMs = 1500
+        hub.cadenceMs = 15_000  // 1.5 s of wall clock at 10×: the rider's own time
         hub.run(forMs: 30_000)
         let gaps = Self.gaps(hub)
         #expect(gaps.count >= 15)
         // From the first ack on: every gap is the asked interval (to the 10 ms step).
         #expect(gaps.allSatisfy { (1500...1510).contains($0) }, "\(gaps)")
-        // Asked more often: the next fix comes at once, not after the old interval.
-        hub.cadenceMs = 200
+        // Asked more often: after the next fix (which brings the new cadence), one every 200 ms.
+        hub.cadenceMs = 2000
         let before = hub.fixes.count
-        hub.run(forMs: 3000)
+        hub.run(forMs: 4000)
         #expect(hub.fixes.count - before >= 10)
         #expect(hub.simulation.stats.errors == 0, "\(hub.simulation.stats.errorMessages)")
     }
 
     @Test func aRiderToldToIgnoreCadenceKeepsItsOwnRhythm() throws {
         var hub = FakeHub(simulation: try Self.simulation(followsCadence: false))
-        hub.cadenceMs = 1500
+        hub.cadenceMs = 15_000
         hub.run(forMs: 30_000)
         let gaps = Self.gaps(hub)
         // Its own rhythm: 1–3 s of device time, 100–300 ms at 10×.

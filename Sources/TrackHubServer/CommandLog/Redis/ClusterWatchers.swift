@@ -21,13 +21,16 @@ import TrackHubRedis
 /// latest; the round trips run on this class's own thread and connection. Bounds: one cached
 /// set per live hub (each at most that hub's subscriptions).
 final class ClusterWatchers: Sendable {
+    /// The keys' common start; a hub's key ends with its node id.
     static let keyPrefix = "trackhub:watched:"
+    /// The key holding `node`'s watched trips.
     static func key(_ node: String) -> String { keyPrefix + node }
     /// How long a hub's set outlives its last renewal (a round renews it at least every second).
     static let ttlMs: Int64 = 5000
     /// The version line at the head of a hub's key: 16 hex digits and a newline.
     static let headerBytes = 17
 
+    /// What the service thread and this class's thread share, behind `shared`'s lock.
     private struct Shared {
         /// This hub's latest set and its version, as `exchange` last gave it.
         var here: (trips: Set<String>, version: UInt64) = ([], 0)
