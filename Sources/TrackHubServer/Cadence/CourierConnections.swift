@@ -42,9 +42,6 @@ struct CourierConnections {
     /// The connection that sent `trip`'s latest acked fix.
     func courier(of trip: String) -> ConnectionID? { byTrip[trip]?.last }
 
-    /// Trips with a sender (for the cluster's changes: only these have anyone to tell).
-    var tripCount: Int { byTrip.count }
-
     /// A fix of `trip` sent on `id` was acked at `now`: `id` is now the trip's courier.
     /// True when `id` was not yet one of the trip's senders (who counts as a watcher changed).
     mutating func noteFix(of trip: String, from id: ConnectionID, now: Int64) -> Bool {
