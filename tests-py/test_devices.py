@@ -230,7 +230,10 @@ class OpenHubDevices(AsyncTestCase):
         body = {"_type": "location", "acc": 15, "alt": 440, "batt": 46, "conn": "w", "lat": 46.0681247,
                 "lon": 11.1512805, "t": "u", "tid": "5t", "tst": tst, "vac": 2, "vel": 36, "cog": 271}
         status, doc, raw = self.hub.http("POST", f"/v1/owntracks/{self.device}", body)
-        self.assertEqual((status, doc), (200, []), raw)
+        # `[]`, or (PROTOCOL 18) the interval the hub wants, the first time it tells this phone.
+        self.assertEqual(status, 200, raw)
+        self.assertIn(doc, ([], [{"_type": "cmd", "action": "setConfiguration", "configuration": {
+            "_type": "configuration", "monitoring": 2, "locatorInterval": 30, "moveModeLocatorInterval": 30}}]), raw)
         status, doc, raw = self.hub.http("POST", f"/v1/owntracks/{self.device}", {"_type": "transition", "event": "enter"})
         self.assertEqual((status, doc), (200, []), raw)
         trail = self.trail()

@@ -34,6 +34,10 @@ struct ActiveTrip: Sendable {
     var lastFixWall: Int64?
     var lastTs: Int64 = 0
     var nextFixAt: Int64
+    /// The interval between fixes the hub last asked for, ms (PROTOCOL 18; the rider keeps it
+    /// in its own time, `--speedup` times faster on the wall clock); nil: none asked yet, the
+    /// rider's own rhythm.
+    var askedIntervalMs: Int64?
     var traceIndex = 0
 
     /// The next place the rider must stop at: the first unvisited via point, else the

@@ -50,7 +50,7 @@ extension SimulatedCourier {
         let durationMs = t.lastFixWall.map { min(60_000, now - $0) } ?? 0
         t.seq += 1
         t.lastFixWall = now
-        t.nextFixAt = now + wallMs(motionRNG.uniform(settings.fixIntervalS))
+        t.nextFixAt = now + nextFixDelay(t)
         trip = t
         let ts = stamp(deviceTs: t.anchorTs + Int64(Double(now - t.createdAt) * settings.speedup), now: now)
         let noisy = addNoise(position)

@@ -176,7 +176,7 @@ public struct SimulatedCourier: Sendable {
                     if let i = t.waypoints.firstIndex(where: { $0.index == index }) { t.waypoints[i].visited = true }
                     // The rider stood still: the next step starts from now.
                     t.lastFixWall = now
-                    t.nextFixAt = now + wallMs(motionRNG.uniform(settings.fixIntervalS))
+                    t.nextFixAt = now + nextFixDelay(t)
                     trip = t
                 }
                 phase = .driving
@@ -196,6 +196,11 @@ public struct SimulatedCourier: Sendable {
             case ("arrived", .awaitingArrival), ("arrived", .driving):
                 phase = .atDestination(endAt: now + wallMs(planRNG.uniform(settings.arrivalDwellS)))
             default: break
+            }
+            return []
+        case .cadence:
+            if let tripID = message.string("trip"), let interval = message.int("interval_ms") {
+                follow(askedIntervalMs: interval, trip: tripID, now: now)
             }
             return []
         case .error:
@@ -222,6 +227,10 @@ public struct SimulatedCourier: Sendable {
         if deviceFixRequests.remove(id) != nil {
             // A phone's answer: 200 is stored (applied or not, the app cannot tell).
             if status == 200 { stats.fixesApplied += 1 } else { stats.refusals["http_\(status)", default: 0] += 1 }
+            // OwnTracks's answer may set its reporting interval (PROTOCOL 18), as the app would.
+            if settings.fixProtocol == .owntracks, let interval = OwnTracksAnswer.requestedIntervalMs(in: body), let tripID = trip?.id {
+                follow(askedIntervalMs: interval, trip: tripID, now: now)
+            }
             return []
         }
         switch phase {

@@ -48,6 +48,12 @@ public struct SimulationSettings: Sendable {
 
     /// How fixes are sent (default: the WebSocket `fix` op).
     public var fixProtocol: FixProtocol = .trackhub
+    /// Synthetic riders send at the interval the hub asks for (PROTOCOL 18: a `cadence`
+    /// message, or OwnTracks's `setConfiguration` in its answer) once it has asked, in their
+    /// own (device) time like everything they do, instead of every `fixIntervalS`; false
+    /// (`simulate --ignore-cadence`): always `fixIntervalS`, the old fixed rate. Replays keep
+    /// their recorded pace either way.
+    public var followsCadence = true
 
     /// Every setting at its default above (20 riders, real time, seed 1); `trackhub simulate`
     /// starts from these and applies its flags.

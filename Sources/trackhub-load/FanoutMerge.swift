@@ -30,6 +30,7 @@ enum FanoutMerge {
             total.segments += int(value["segments_received"])
             total.clusters += int(value["clusters_received"])
             total.events += int(value["events_received"])
+            total.cadences += int(value["cadence_received"])
             total.openAtWindowEnd = max(0, total.openAtWindowEnd) + int(value["connections"])
             total.peakOpen += int(value["connections_peak"])
             total.reconnects += int(value["reconnects"])

@@ -23,6 +23,8 @@ struct LoadCounters {
     var viewerFrames = 0
     var segments = 0
     var snapshots = 0
+    /// `cadence` messages couriers received (PROTOCOL 18).
+    var cadences = 0
     var events = 0
     var clusters = 0
     var publishReplies = 0

@@ -30,6 +30,9 @@ struct LoadOptions: Sendable {
     var maxErrors = 0
     var endTrips = true
     var courierSubscribe = true
+    /// Couriers send at the interval the hub's `cadence` asks (PROTOCOL 18) once it has asked;
+    /// false: every `fixIntervalMs` whatever it asks (the old fixed rate, for benchmarks).
+    var followCadence = true
     /// Nchan mode: messages per second per channel and their size in bytes.
     var publishRate = 10.0
     var messageSize = 200
@@ -71,7 +74,12 @@ struct LoadOptions: Sendable {
       --duration DURATION         the measured window (default 30s)
       --ramp DURATION             connections are opened evenly over this (default 5s)
       --warmup DURATION           settle time between the ramp and the window (default 1s)
-      --fix-interval DURATION     one fix per courier this often (default 1s)
+      --fix-interval DURATION     one fix per courier this often (default 1s) until the hub asks
+                                  for another interval (see --follow-cadence)
+      --follow-cadence true|false couriers send at the interval the hub's cadence message asks:
+                                  --cadence-watched while viewers follow the trip, --cadence-idle
+                                  otherwise (default true); false keeps --fix-interval whatever it
+                                  asks (the old fixed rate; or run the hub with --cadence-idle 0)
       --speed M/S                 courier speed along its route (default 12)
       --routes FILE               GeoJSON LineStrings to drive along (default: synthetic lines)
       --churn X                   share of trip viewers that reconnect each second (default 0)
@@ -91,7 +99,7 @@ struct LoadOptions: Sendable {
     static let flagNames: Set<String> = [
         "url", "viewer-url", "partition-url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
         "pan-interval", "idle-connections", "duration", "ramp", "warmup", "fix-interval", "speed",
-        "routes", "churn", "token", "hub-pid", "max-errors", "end-trips", "courier-subscribe",
+        "routes", "churn", "token", "hub-pid", "max-errors", "end-trips", "courier-subscribe", "follow-cadence",
         "publish-rate", "message-size", "processes", "shard", "run-id", "live",
     ]
 
@@ -131,6 +139,7 @@ struct LoadOptions: Sendable {
         o.maxErrors = try flags.int("max-errors", range: 0...Int.max) ?? o.maxErrors
         o.endTrips = try bool(flags, "end-trips") ?? o.endTrips
         o.courierSubscribe = try bool(flags, "courier-subscribe") ?? o.courierSubscribe
+        o.followCadence = try bool(flags, "follow-cadence") ?? o.followCadence
         o.live = try bool(flags, "live") ?? o.live
         o.publishRate = try flags.double("publish-rate", range: 0.1...1000) ?? o.publishRate
         o.messageSize = try flags.int("message-size", range: 64...65_536) ?? o.messageSize

@@ -78,9 +78,20 @@ extension LoadRun {
             if let re = scan.int("re"), re >= 1 { trips[t].unacked -= 1 }
         case .snapshot:
             counters.snapshots += 1
+        case .cadence:
+            followCadence(t, scan, now: now)
         default:
             break
         }
+    }
+
+    /// PROTOCOL 18: the hub asks for a fix every `interval_ms`; the next one goes that long
+    /// after the last (at once if that is past), and the interval holds until asked otherwise.
+    private func followCadence(_ t: Int, _ scan: ServerMessage, now: Int64) {
+        counters.cadences += 1
+        guard options.followCadence, let ms = scan.int("interval_ms"), ms > 0 else { return }
+        trips[t].askedMicros = ms * 1000
+        if trips[t].lastSentAt > 0 { trips[t].nextDue = max(now, trips[t].lastSentAt + ms * 1000) }
     }
 
     private func viewerReceived(_ v: Int, _ scan: ServerMessage, now: Int64, inWindow: Bool) {

@@ -37,13 +37,13 @@ extension LoadRun {
     }
 
     private func sendDue(now: Int64) {
-        let interval = sendIntervalMicros
         for t in trips.indices where trips[t].isOpen && trips[t].created && trips[t].nextDue <= now {
             guard let id = trips[t].connection else { continue }
+            let interval = trips[t].askedMicros > 0 ? trips[t].askedMicros : sendIntervalMicros
             if options.target == .nchan {
                 publish(t, id, now: now)
             } else {
-                sendFix(t, id, now: now)
+                sendFix(t, id, now: now, interval: interval)
             }
             // A fixed schedule; after a stall, skip ahead rather than burst.
             trips[t].nextDue += interval
@@ -51,12 +51,14 @@ extension LoadRun {
         }
     }
 
-    private func sendFix(_ t: Int, _ id: ConnectionID, now: Int64) {
+    /// One fix, `interval` (µs) of driving after the previous one (the first at the start).
+    private func sendFix(_ t: Int, _ id: ConnectionID, now: Int64, interval: Int64) {
         let seq = trips[t].nextSeq
         trips[t].nextSeq += 1
         let route = routes[trips[t].route]
-        let seconds = Double(seq - 1) * Double(options.fixIntervalMs) / 1000
-        let p = route.point(at: trips[t].startM + options.speedMps * seconds)
+        if seq > 1 { trips[t].drivenS += Double(interval) / 1_000_000 }
+        trips[t].lastSentAt = now
+        let p = route.point(at: trips[t].startM + options.speedMps * trips[t].drivenS)
         var ts = now / 1000
         if ts <= trips[t].lastTs { ts = trips[t].lastTs + 1 }
         trips[t].lastTs = ts
@@ -67,7 +69,7 @@ extension LoadRun {
         counters.fixesSent += 1
         if now >= measureStart && now < measureEnd { counters.windowFixes += 1 }
         let fix = FixInput(
-            lat: p.lat, lon: p.lon, ts: ts, seq: seq, durationMs: Double(options.fixIntervalMs), speedMps: options.speedMps,
+            lat: p.lat, lon: p.lon, ts: ts, seq: seq, durationMs: Double(interval / 1000), speedMps: options.speedMps,
             accuracyM: 5)
         send(id, message: ClientMessages.fix(trip: trips[t].id, fix, id: .integer(seq), headroom: OutboundMessage.headroom))
     }

@@ -74,6 +74,11 @@ struct TripLoad {
     var viewers: [Int32] = []
     var endedSeen = false
     var lastTs: Int64 = 0
+    /// The interval the hub's last `cadence` asked for, µs (PROTOCOL 18); 0: none, `--fix-interval`.
+    var askedMicros: Int64 = 0
+    /// When the courier last sent a fix (µs), and how far along its route it has driven, s.
+    var lastSentAt: Int64 = 0
+    var drivenS: Double = 0
 }
 
 /// A trip viewer: one connection subscribed to one trip.

@@ -105,6 +105,7 @@ struct RunReport {
             ("segments_received", .int(c.segments)),
             ("clusters_received", .int(c.clusters)),
             ("events_received", .int(c.events)),
+            ("cadence_received", .int(c.cadences)),
             ("fixes_per_s", .number(rate(c.windowFixes))),
             ("acks_per_s", .number(rate(c.windowAcks))),
             ("frames_per_s", .number(rate(c.windowFrames))),

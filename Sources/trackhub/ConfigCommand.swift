@@ -56,6 +56,8 @@ enum ConfigCommand {
             ("webhook-events", "", "event names to send, a list (unset: all)"),
             ("webhook-retry-base", duration(d.webhooks.retryBaseMs), "the first webhook retry's delay, doubling up to 5 min"),
             ("router", "", "routino:DIR: find routes with this Routino database (docs/routing.md)"),
+            ("cadence-watched", duration(d.cadenceWatchedMs), "the interval between fixes asked of a courier while its trip is watched"),
+            ("cadence-idle", duration(d.cadenceIdleMs), "the interval asked while nobody watches it; 0: cadence off"),
             ("cluster", "", "redis://HOST:PORT: be one node of several (docs/cluster.md)"),
             ("cluster-partitions", "\(d.clusterPartitions)", "streams of the shared log, the same on every node"),
             ("cluster-snapshot-interval", duration(d.clusterSnapshotIntervalMs), "how often a state snapshot goes to Redis"),

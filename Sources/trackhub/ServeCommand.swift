@@ -69,6 +69,13 @@ enum ServeCommand {
                                 and destination alone, GET /v1/route, and a new route when a rider
                                 leaves theirs (config.auto_reroute, on by default with a router)
 
+    Cadence: fixes only as often as someone watches (PROTOCOL 18, docs/protocol.md):
+      --cadence-watched DURATION
+                                the interval between fixes asked of a courier while its trip has a
+                                subscriber (default 2s; at least 100ms)
+      --cadence-idle DURATION   the interval asked while nobody watches it (default 30s); 0 turns
+                                cadence off: no cadence message, no OwnTracks configuration
+
     Cluster mode (docs/cluster.md):
       --cluster redis://HOST:PORT[,redis://HOST:PORT...]
                                 be one of several hubs sharing a log in Redis: commands and fixes
@@ -115,7 +122,7 @@ enum ServeCommand {
         "max-conns-per-ip", "max-refusal-rate", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
-        "router",
+        "router", "cadence-watched", "cadence-idle",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -201,9 +208,26 @@ enum ServeCommand {
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
         config.clusterLeaseMs = try flags.durationMs("cluster-lease") ?? config.clusterLeaseMs
         if !(1000...60_000).contains(config.clusterLeaseMs) { throw UsageError("--cluster-lease: must be between 1s and 60s") }
+        try cadence(flags, into: &config)
         config.webhooks = try webhooks(flags)
         if let value = flags.string("router") { config.router = value }
         return config
+    }
+
+    /// `--cadence-watched` and `--cadence-idle` (PROTOCOL 18). A bare `0` turns cadence off
+    /// as `0s` does; any other interval is at least 100 ms (a phone asked for more is asked
+    /// for nothing it can do).
+    static func cadence(_ flags: Flags, into config: inout HubConfig) throws {
+        config.cadenceWatchedMs = try flags.durationMs("cadence-watched") ?? config.cadenceWatchedMs
+        if config.cadenceWatchedMs < 100 { throw UsageError("\(flags.label("cadence-watched")): must be at least 100ms") }
+        if flags.string("cadence-idle") == "0" {
+            config.cadenceIdleMs = 0
+        } else {
+            config.cadenceIdleMs = try flags.durationMs("cadence-idle") ?? config.cadenceIdleMs
+            if config.cadenceIdleMs != 0 && config.cadenceIdleMs < 100 {
+                throw UsageError("\(flags.label("cadence-idle")): must be 0 (off) or at least 100ms")
+            }
+        }
     }
 
     /// `--router routino:DIR` (PROTOCOL 16): the database is loaded here, so a missing or bad

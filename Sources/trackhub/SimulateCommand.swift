@@ -35,6 +35,13 @@ enum SimulateCommand {
       --from-stops SHARE     0–1: this share of the Helsinki trips is created from its stops alone
                              (origin, via points, destination) for a hub with --router to route
                              (default 0; docs/routing.md)
+      --ignore-cadence       send at the riders' own fixed rhythm (a fix every 1-3 s of device
+                             time) even when the hub asks for another interval; by default riders
+                             follow the hub's cadence messages (and OwnTracks riders its
+                             setConfiguration): every --cadence-watched while somebody follows the
+                             trip, every --cadence-idle otherwise (PROTOCOL 18), in device time
+                             (at --speedup 4, 30 s asked is 7.5 s of wall clock). Replays keep
+                             their recorded pace either way
       --show-viewers         the status line also counts viewers: the hub's WebSocket connections
                              that are not this simulator's (browsers watching), read from its
                              /metrics once a second
@@ -60,10 +67,11 @@ enum SimulateCommand {
     }
 
     static func parse(_ arguments: [String]) throws -> Options? {
-        let flags = try Flags(arguments: arguments, known: flagNames, switches: ["help", "show-viewers"])
+        let flags = try Flags(arguments: arguments, known: flagNames, switches: ["help", "show-viewers", "ignore-cadence"])
         if flags.switches.contains("help") { return nil }
         var options = Options()
         options.showViewers = flags.switches.contains("show-viewers")
+        options.settings.followsCadence = !flags.switches.contains("ignore-cadence")
         guard let hub = flags.string("hub") else { throw UsageError("--hub http://HOST:PORT is required") }
         // Either scheme names the same port: the hub serves HTTP and WebSocket on one.
         let schemes = ["http://", "https://", "ws://", "wss://"]

@@ -7,7 +7,9 @@ import TrackHubTesting
     static let eventKinds = ["waypoint_reached", "waypoint_resumed", "off_route", "back_on_route", "rerouted", "arrived", "ended"]
 
     @Test func shortSpedUpRunShowsEveryEventKindAndNoRefusedFix() throws {
-        try withTestHub(configure: { $0.logLevel = "error" }) { hub, _ in
+        // Cadence off: the riders keep their own rhythm (a fix every 1-3 device s), dense
+        // enough to show every event kind in a short run (following cadence: CourierCadenceTests).
+        try withTestHub(configure: { $0.logLevel = "error"; $0.cadenceIdleMs = 0 }) { hub, _ in
             var settings = SimulationSettings()
             settings.riders = 12
             settings.speedup = 40

@@ -46,13 +46,15 @@ stop_hub() {
 }
 
 # load NAME [trackhub-load flags...]: runs the generator against $HUB_URL, keeps its JSON line.
+# Couriers send at the fixed --fix-interval, as every scenario was measured: they ignore the
+# hub's cadence (PROTOCOL 18) unless the flags given say --follow-cadence true (the last wins).
 load() {
     local name="$1"; shift
     local dir="$OUT/$name"
     mkdir -p "$dir"
-    echo "+ trackhub-load --url $HUB_URL --hub-pid $HUB_PID ${ROUTES_FLAG[*]} $*" | tee "$dir/command.txt" >&2
+    echo "+ trackhub-load --url $HUB_URL --hub-pid $HUB_PID ${ROUTES_FLAG[*]} --follow-cadence false $*" | tee "$dir/command.txt" >&2
     set +e
-    "$LOAD_BIN/trackhub-load" --url "$HUB_URL" --hub-pid "$HUB_PID" "${ROUTES_FLAG[@]}" "$@" >"$dir/summary.json" 2> >(tee "$dir/live.txt" >&2)
+    "$LOAD_BIN/trackhub-load" --url "$HUB_URL" --hub-pid "$HUB_PID" "${ROUTES_FLAG[@]}" --follow-cadence false "$@" >"$dir/summary.json" 2> >(tee "$dir/live.txt" >&2)
     local status=$?
     set -e
     echo "$name: exit $status; summary in $dir/summary.json" >&2

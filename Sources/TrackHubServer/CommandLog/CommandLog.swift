@@ -6,8 +6,9 @@ import TrackHubProtocol
 enum Reply: Sendable {
     case webSocket(ConnectionID, MessageID?)
     case http(ConnectionID)
-    /// A phone app's request (PROTOCOL 11): answered in that app's own form.
-    case device(ConnectionID, DeviceFix.Source)
+    /// A phone app's request (PROTOCOL 11): answered in that app's own form. `device`: the
+    /// registered device that sent it (its answer may carry what the hub asks of it, 18).
+    case device(ConnectionID, DeviceFix.Source, device: String)
 }
 
 /// A change to a trip, checked as far as the request alone allows (PROTOCOL 4 and 5): what
@@ -144,4 +145,8 @@ protocol CommandLogOperations: AnyObject {
     /// The fleet's markers (PROTOCOL 8) from this hub's own trips: what the fleet view
     /// shows (a cluster: every partition's latest published positions, PROTOCOL 15).
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember]
+    /// The trips watched on the other hubs of a cluster (PROTOCOL 18: "in cluster mode on any
+    /// hub, known to the others within 5 s"), given this hub's own (`here`, which changes
+    /// whenever `version` does); nil for a hub alone.
+    func watchedElsewhere(_ here: Set<String>, version: UInt64, now: Int64) -> CadenceService.Elsewhere?
 }

@@ -50,7 +50,7 @@ extension LocalCommandLog {
             services.storage.persist([.device(seen)]) { [self] result in
                 switch result {
                 case .success:
-                    if case .device(let connection, let source) = reply { services.replies.respondDevice(connection, source) }
+                    if case .device(let connection, let source, _) = reply { services.replies.respondDevice(connection, source) }
                 case .failure(let error):
                     services.replies.answerFailure(reply, ProtocolError(.unavailable, "device \(id): the store could not commit (\(error)); send again"))
                 }

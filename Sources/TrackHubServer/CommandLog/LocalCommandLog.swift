@@ -96,6 +96,8 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) { then() }
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] { local }
+    /// A hub alone: there is no other hub to watch a trip.
+    func watchedElsewhere(_ here: Set<String>, version: UInt64, now: Int64) -> CadenceService.Elsewhere? { nil }
     var keepsRecentEvents: Bool { false }
     func metricsText(now: Int64) -> String {
         PrometheusText.metric(

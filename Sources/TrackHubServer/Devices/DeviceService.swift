@@ -105,7 +105,7 @@ final class DeviceService {
     /// The answer to a device change: the device as it is now (for a delete, as it was).
     func answerDevice(_ reply: Reply, _ device: StoredDevice) {
         switch reply {
-        case .http(let connection), .device(let connection, _):
+        case .http(let connection), .device(let connection, _, _):
             replies.respond(connection, status: 200, json: HTTPBodies.device(deviceView(device)))
         case .webSocket:
             break  // device changes come over HTTP only
@@ -127,7 +127,7 @@ final class DeviceService {
         guard registry[id] == nil else { return try acceptDeviceFix(connection, device: id, fix, source: source, now: now) }
         // Registered a moment ago through another hub of a cluster, or not at all: look again
         // once this hub has applied every command made before this fix arrived.
-        commands.afterApplying(upTo: now, reply: .device(connection, source)) { [self] in
+        commands.afterApplying(upTo: now, reply: .device(connection, source, device: id)) { [self] in
             do throws(ProtocolError) {
                 try acceptDeviceFix(connection, device: id, fix, source: source, now: now)
             } catch {
@@ -147,12 +147,12 @@ final class DeviceService {
         metrics.fixesIn += 1
         metrics.deviceFixes[source.rawValue, default: 0] += 1
         guard let bound = device.trip else {
-            return commands.submitDeviceFix(fix.fix, device: id, trip: nil, reply: .device(connection, source), now: now)
+            return commands.submitDeviceFix(fix.fix, device: id, trip: nil, reply: .device(connection, source, device: id), now: now)
         }
         // PROTOCOL 15: the fix is judged in its trip's partition, which this hub then applies.
-        commands.usingTrip(bound, reply: .device(connection, source), now: now) { [self] in
+        commands.usingTrip(bound, reply: .device(connection, source, device: id), now: now) { [self] in
             guard let device = registry[id] else { return replies.respondDeviceError(connection, source, .notFound("device \(id) is not registered")) }
-            commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source), now: now)
+            commands.submitDeviceFix(fix.fix, device: id, trip: activeTrip(of: device), reply: .device(connection, source, device: id), now: now)
         }
     }
 

@@ -61,7 +61,7 @@ enum OpenAPISchemas {
             ("OsmAndForm", osmAndForm),
             ("OsmAndJSON", osmAndJSON),
             ("OwnTracksMessage", ownTracksMessage),
-            ("OwnTracksAnswer", ["description": "messages for the phone, which OwnTracks reads as a list (often none)", "type": "array",
+            ("OwnTracksAnswer", ["description": "messages for the phone, which OwnTracks reads as a list: none, or one cmd setConfiguration setting its reporting interval (PROTOCOL 18's cadence)", "type": "array",
                                  "items": ["type": "object", "required": ["_type"], "properties": ["_type": string]]]),
         ]))
     }

@@ -157,7 +157,7 @@ final class TripsAPI: @unchecked Sendable {
             fanout.enqueue(payload: ServerReplies.ack(re: re, trip: id, seq: nil, applied: true, reason: nil), to: connection)
         case .http(let connection):
             respondTrip(connection, id: id, status: 200)
-        case .device(let connection, let source):
+        case .device(let connection, let source, _):
             replies.respondDevice(connection, source)
         }
     }

@@ -29,6 +29,7 @@ extension Hub {
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
             services.shares.forgetExpiredSharesIfDue(now: now)  // share links past their expiry (ShareService)
             services.access.refusals.sweep(now: now)  // --max-refusal-rate's buckets that have refilled
+            services.cadence.housekeeping(now: now)  // other hubs' watched trips (a cluster); asked intervals aged out
             services.routes.clients.sweepClosedPeers(services.host)  // searches whose clients left are dropped unrun
         }
     }

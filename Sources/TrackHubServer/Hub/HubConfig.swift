@@ -129,6 +129,13 @@ public struct HubConfig: Sendable {
     public var clusterLeaseMs: Int64 = 5000
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
+    /// `--cadence-watched` (PROTOCOL 18): the interval between fixes the hub asks of a
+    /// courier while somebody watches its trip, in ms, at least 100 ms; default 2 s.
+    public var cadenceWatchedMs: Int64 = 2000
+    /// `--cadence-idle` (PROTOCOL 18): the interval between fixes the hub asks of a courier
+    /// while nobody watches its trip, in ms; default 30 s. 0 turns cadence off: no `cadence`
+    /// message and no OwnTracks configuration at all (else at least 100 ms).
+    public var cadenceIdleMs: Int64 = 30_000
     /// `--router routino:DIR` (PROTOCOL 16), as given: where searches run (`trackhub serve`
     /// loads the database and hands the hub a `RouterQueue`); nil: the hub finds no routes.
     public var router: String?
@@ -142,6 +149,10 @@ public struct HubConfig: Sendable {
         get { jwtSecrets.first }
         set { jwtSecrets = newValue.map { [$0] } ?? [] }
     }
+
+    /// True when the hub asks couriers for fixes only as often as it needs them (PROTOCOL 18:
+    /// `--cadence-idle` is not 0).
+    public var cadenceEnabled: Bool { cadenceIdleMs > 0 }
 
     /// The limits the protocol decoder enforces.
     public var protocolLimits: ProtocolLimits {

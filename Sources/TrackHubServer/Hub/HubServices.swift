@@ -28,6 +28,8 @@ struct HubServices {
     let storage: TripStorage
     /// The open WebSocket sessions, who follows which trip, and every write to them.
     let fanout: Fanout
+    /// How often couriers are asked for fixes: who watches each trip (PROTOCOL 18).
+    let cadence: CadenceService
     /// Every answer to a request, in its door's form.
     let replies: Replies
     /// What subscribers (and webhooks) are sent when a trip changes.
@@ -58,7 +60,8 @@ struct HubServices {
         trips = TripTable(tickHz: config.tickHz)
         storage = TripStorage(store: backends.store, trips: trips, inbox: inbox, metrics: metrics)
         fanout = Fanout(host: host, policy: AccessControl.sessionPolicy(for: config), clock: clock)
-        replies = Replies(host: host, fanout: fanout, metrics: metrics)
+        cadence = CadenceService(config: config, fanout: fanout, metrics: metrics, clock: clock)
+        replies = Replies(host: host, fanout: fanout, metrics: metrics, cadence: cadence)
         publisher = TripPublisher(trips: trips, fanout: fanout, storage: storage, metrics: metrics, clock: clock)
         animator = TripAnimator(trips: trips, publisher: publisher, metrics: metrics, inbox: inbox, host: host, clock: clock)
         fleet = FleetService(config: config, clock: clock, trips: trips, fanout: fanout, replies: replies, metrics: metrics, inbox: inbox)
@@ -76,6 +79,8 @@ struct HubServices {
         // Unowned: these services live exactly as long as the hub that holds them all.
         routes.checkTripCapacity = { [unowned tripsAPI] () throws(ProtocolError) in try tripsAPI.checkTripCapacity() }
         publisher.endCustomerSubscriptionsIfOver = { [unowned shares] trip, now in shares.endCustomerSubscriptionsIfOver(trip: trip, now: now) }
+        fanout.followersChanged = { [unowned cadence] trip in cadence.followersChanged(of: trip) }
+        fanout.sessionRemoved = { [unowned cadence] id in cadence.sessionRemoved(id) }
     }
 
     /// Hands `log` to the services that submit commands or read from it. Weak: the hub owns
@@ -88,5 +93,6 @@ struct HubServices {
         tripsAPI.commandLog = log
         fleet.fleetMembers = { [weak log] local, now in log?.fleetMembers(local, now: now) ?? local }
         routes.submit = { [weak log] command, reply, now in log?.submit(command, reply: reply, now: now) }
+        cadence.exchangeWatched = { [weak log] here, version, now in log?.watchedElsewhere(here, version: version, now: now) }
     }
 }

@@ -12,11 +12,15 @@ final class Replies {
     private let host: any ServerHost
     private let fanout: Fanout
     private let metrics: HubMetrics
+    /// What the hub asks of couriers (PROTOCOL 18): told of every fix acked on a WebSocket, and
+    /// asked what an OwnTracks answer carries.
+    private let cadence: CadenceService
 
-    init(host: any ServerHost, fanout: Fanout, metrics: HubMetrics) {
+    init(host: any ServerHost, fanout: Fanout, metrics: HubMetrics, cadence: CadenceService) {
         self.host = host
         self.fanout = fanout
         self.metrics = metrics
+        self.cadence = cadence
     }
 
     // MARK: - HTTP
@@ -44,13 +48,15 @@ final class Replies {
 
     // MARK: - Phone apps (PROTOCOL 11)
 
-    /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks `[]`.
-    func respondDevice(_ connection: ConnectionID, _ source: DeviceFix.Source) {
+    /// The success answer in the app's own form: OsmAnd an empty 200, OwnTracks a list of
+    /// messages for the phone, `[]` unless `settingIntervalMs` (PROTOCOL 18: OwnTracks's own
+    /// `setConfiguration`, `OwnTracksAnswer`).
+    func respondDevice(_ connection: ConnectionID, _ source: DeviceFix.Source, settingIntervalMs: Int64? = nil) {
         switch source {
         case .osmand:
             respond(connection, HTTPResponse(status: 200, contentType: "text/plain", headers: [("cache-control", "no-store")], body: []))
         case .owntracks:
-            respond(connection, status: 200, json: Array("[]".utf8))
+            respond(connection, status: 200, json: OwnTracksAnswer.body(settingIntervalMs: settingIntervalMs))
         }
     }
 
@@ -72,7 +78,9 @@ final class Replies {
 
     /// The acks of fixes: one `ack` per fix over the WebSocket, one body of acks over HTTP,
     /// the app's success form to a phone (200 whether applied or stored as refused: a phone
-    /// resends anything else, PROTOCOL 11).
+    /// resends anything else, PROTOCOL 11). Both command logs answer fixes here, so this is
+    /// where cadence (PROTOCOL 18) hears of them: after the acks, a WebSocket courier may be
+    /// sent `cadence`; an OwnTracks phone's answer may carry its new reporting interval.
     func answerFixes(_ reply: Reply, trip: String, fixes: [FixInput], verdicts: [FixVerdict]) {
         switch reply {
         case .webSocket(let id, let re):
@@ -80,12 +88,14 @@ final class Replies {
                 metrics.acksOut += 1
                 fanout.enqueue(payload: ServerReplies.ack(re: re, trip: trip, seq: fix.seq, applied: verdict.isApplied, reason: verdict.refusal?.rawValue), to: id)
             }
+            cadence.fixesAcked(trip: trip, on: id)
         case .http(let id):
             metrics.acksOut += fixes.count
             respond(id, status: 200, json: HTTPBodies.acks(trip: trip, fixes: fixes, verdicts: verdicts))
-        case .device(let id, let source):
+        case .device(let id, let source, let device):
             metrics.acksOut += fixes.count
-            respondDevice(id, source)
+            let interval = source == .owntracks ? cadence.intervalToTell(device: device, trip: trip) : nil
+            respondDevice(id, source, settingIntervalMs: interval)
         }
     }
 
@@ -94,7 +104,7 @@ final class Replies {
         switch reply {
         case .webSocket(let id, let re): sendError(to: id, re: re, error)
         case .http(let id): respondError(id, error)
-        case .device(let id, let source): respondDeviceError(id, source, error)
+        case .device(let id, let source, _): respondDeviceError(id, source, error)
         }
     }
 }

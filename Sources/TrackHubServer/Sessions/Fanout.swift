@@ -21,6 +21,13 @@ final class Fanout {
     private(set) var subscriptions = Subscriptions()
     /// What `/metrics` shows of delivery.
     var counters = DeliveryCounters()
+    /// Told when a trip gains its first follower from a connection or loses one (a subscribe,
+    /// an unsubscribe, a close, a narrower token, a share link's end): who watches a trip
+    /// decides how often its courier is asked for fixes (PROTOCOL 18, `CadenceService`).
+    /// Called after the change, on the service thread.
+    var followersChanged: ((_ trip: String) -> Void)?
+    /// Told when a session has gone, after its subscriptions went (each told above).
+    var sessionRemoved: ((_ id: ConnectionID) -> Void)?
 
     private let host: any ServerHost
     private let policy: SessionPolicy
@@ -58,9 +65,11 @@ final class Fanout {
     func remove(_ id: ConnectionID) -> Session? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
         counters.connectionsOpen -= 1
-        for trip in session.subscriptions.keys {
+        for trip in Array(session.subscriptions.keys) {
             subscriptions.remove(id, session: session, from: trip)
+            followersChanged?(trip)
         }
+        sessionRemoved?(id)
         return session
     }
 
@@ -199,7 +208,7 @@ final class Fanout {
     /// Subscribes a connection to a trip (or changes its mode).
     func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode) {
         guard let session = sessions[id] else { return }
-        subscriptions.add(session, to: trip, mode: mode)
+        if subscriptions.add(session, to: trip, mode: mode) { followersChanged?(trip) }
     }
 
     /// Ends a subscription. Its queued frames (of the trip's `slot`) are dropped, unless
@@ -208,6 +217,7 @@ final class Fanout {
     func unsubscribe(_ id: ConnectionID, from trip: String, slot: Int?, keepingQueuedFrames: Bool = false) {
         guard subscriptions.remove(id, session: sessions[id], from: trip) else { return }
         if !keepingQueuedFrames, let slot { sessions[id]?.queue.removeFrames(ofSlot: slot) }
+        followersChanged?(trip)
     }
 }
 

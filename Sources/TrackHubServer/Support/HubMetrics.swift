@@ -11,6 +11,8 @@ final class HubMetrics {
     /// Fix batches whose duplicate check had to ask the store (memory of the trip's fixes full).
     var fixStoreLookups = 0
     var acksOut = 0
+    /// `cadence` messages and OwnTracks configurations sent (PROTOCOL 18, `CadenceService`).
+    var cadenceMessages = 0
     var framesOut = 0
     var segmentsOut = 0
     var eventsOut = 0
@@ -91,6 +93,7 @@ final class HubMetrics {
         metric("trackhub_fixes_applied_total", "counter", "Fixes applied (animated).", Double(fixesApplied))
         metric("trackhub_fix_store_lookups_total", "counter", "Fix batches checked against the store for duplicates memory had forgotten.", Double(fixStoreLookups))
         metric("trackhub_acks_out_total", "counter", "Acks sent after commit.", Double(acksOut))
+        metric("trackhub_cadence_messages_total", "counter", "How often couriers were asked for a new fix interval: WebSocket cadence messages and OwnTracks configurations sent.", Double(cadenceMessages))
         metric("trackhub_frames_encoded_total", "counter", "Frames encoded (once per trip per tick).", Double(framesEncoded))
         metric("trackhub_frames_out_total", "counter", "Frames written to subscribers.", Double(framesOut))
         metric("trackhub_segments_out_total", "counter", "Segments written to subscribers.", Double(segmentsOut))

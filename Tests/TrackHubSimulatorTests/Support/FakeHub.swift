@@ -37,6 +37,10 @@ struct FakeHub {
     var fixesWhileStopped = 0
     /// Every trip-creating request body, by rider, in order.
     var createdBy: [Int: [String]] = [:]
+    /// PROTOCOL 18: when set, the interval this hub asks of every courier (a `cadence` after
+    /// the ack of a trip's first fix, and after any fix once this changed).
+    var cadenceMs: Int64?
+    private var cadenceSent: [String: Int64] = [:]
 
     init(simulation: Simulation, start: Int64 = 1_750_000_000_000) {
         self.simulation = simulation
@@ -78,6 +82,10 @@ struct FakeHub {
                 let lat = message["lat"]?.doubleValue ?? 0, lon = message["lon"]?.doubleValue ?? 0
                 fixes.append(SentFix(rider: rider, now: now, text: text, trip: trip, ts: message["ts"]?.numberValue?.int64Value ?? 0, lat: lat, lon: lon))
                 var events = [reply(rider, #"{"type":"ack","re":\#(id),"trip":"\#(trip)","applied":true}"#)]
+                if let cadenceMs, cadenceSent[trip] != cadenceMs {
+                    cadenceSent[trip] = cadenceMs
+                    events.append(reply(rider, #"{"type":"cadence","trip":"\#(trip)","interval_ms":\#(cadenceMs),"watched":false}"#))
+                }
                 guard var state = trips[trip] else { return events }
                 if state.holding || state.arrived { fixesWhileStopped += 1 }
                 let here = GeoPoint(lat: lat, lon: lon)

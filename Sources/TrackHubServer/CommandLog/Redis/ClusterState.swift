@@ -61,6 +61,8 @@ final class ClusterState {
     let webhookScope: WebhookScope
     /// Fleet positions published by the partitions' owners (PROTOCOL 15).
     var fleet: ClusterFleet?
+    /// The trips watched on each hub (PROTOCOL 18's cadence), exchanged through Redis.
+    var watchers: ClusterWatchers?
     var readerUp = false
     var readerError: String?
     var nextRequest: Int64 = 1

@@ -77,7 +77,7 @@ extension RedisCommandLog {
                 return answer(request) { [self] reply in services.replies.answerFailure(reply, .notFound("device \(id) is not registered")) }
             }
             answer(request) { [self] reply in
-                if case .device(let connection, let source) = reply { services.replies.respondDevice(connection, source) }
+                if case .device(let connection, let source, _) = reply { services.replies.respondDevice(connection, source) }
             }
         case .create, .route, .proceed, .end, .fixes, .share, .revokeShare:
             break

@@ -70,6 +70,7 @@ extension RedisCommandLog {
             services.inbox.run { [self] in leasesReported(round) }
         }
         state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * services.config.clusterLeaseMs, 3000))
+        if services.cadence.isEnabled { state.watchers = ClusterWatchers(seeds: seeds, nodeID: nodeID) }
         self.state = state
     }
 

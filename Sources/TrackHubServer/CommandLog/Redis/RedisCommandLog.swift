@@ -45,9 +45,11 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         state.reader?.start()
         state.leases?.start()
         state.fleet?.start()
+        state.watchers?.start()
     }
 
     func stopThreads() {
+        state.watchers?.stop()
         state.fleet?.stop()
         state.leases?.stop()
         state.reader?.stop()
@@ -95,6 +97,10 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             if mine[p] != nil { mine[p]?.append(member) }
         }
         return fleet.exchange(publish: mine)
+    }
+
+    func watchedElsewhere(_ here: Set<String>, version: UInt64, now: Int64) -> CadenceService.Elsewhere? {
+        state.watchers?.exchange(here: here, version: version)
     }
 
     func tripStartedMoving(_ trip: String, at t: Int64, byFix: Bool) {
