@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubRouting
@@ -47,6 +48,8 @@ struct HubServices {
     let shares: ShareService
     /// The trips of the HTTP API: the list, a trip, its trail, a carried-out command's answer.
     let tripsAPI: TripsAPI
+    /// Trips whose courier fell silent (PROTOCOL 18): found, and `signal_lost` sent.
+    let signals: SignalWatch
 
     /// Builds every component over `backends` and wires them to each other.
     init(config: HubConfig, backends: HubBackends, clock: HubClock) {
@@ -73,6 +76,7 @@ struct HubServices {
         tripsAPI = TripsAPI(
             trips: trips, storage: storage, replies: replies, fanout: fanout, host: host, clock: clock,
             serverName: TrackHubVersion.serverName, maxTrips: config.maxTrips, maxRoutePoints: config.maxRoutePoints)
+        signals = SignalWatch(rule: StaleRule(staleAfterMs: config.staleAfterMs), trips: trips, publisher: publisher)
         // Unowned: these services live exactly as long as the hub that holds them all.
         routes.checkTripCapacity = { [unowned tripsAPI] () throws(ProtocolError) in try tripsAPI.checkTripCapacity() }
         publisher.endCustomerSubscriptionsIfOver = { [unowned shares] trip, now in shares.endCustomerSubscriptionsIfOver(trip: trip, now: now) }
