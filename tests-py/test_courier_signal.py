@@ -523,7 +523,8 @@ class TestRestart(SignalHelpers, hubproc.AsyncTestCase):
         await self.close_clients()
         self.assertEqual(self.hub.stop(), 0)
 
-        self.hub = HubProcess("--stale-after", STALE_AFTER, "--data", data).start()
+        # Started again with the setting from the environment (TRACKHUB_STALE_AFTER).
+        self.hub = HubProcess("--data", data, env={"TRACKHUB_STALE_AFTER": STALE_AFTER}).start()
         after = {t: self.trip(t) for t in ("gone", "quiet")}
         for trip in ("gone", "quiet"):
             self.assertEqual((after[trip]["last_fix_t"], after[trip]["battery"]),
@@ -537,9 +538,23 @@ class TestRestart(SignalHelpers, hubproc.AsyncTestCase):
         self.assertEqual((lost["last_fix_t"], lost["battery"]), (quiet[-1], 77))
         self.assertGreaterEqual(lost["t"], min(restarted_at, quiet[-1] + threshold_ms(quiet)))
         self.assertGreaterEqual(lost["t"] - quiet[-1], threshold_ms(quiet))
+        self.assertLessEqual(lost["t"], max(restarted_at, quiet[-1] + threshold_ms(quiet)) + LATE_MARGIN_MS)
         await self.until_hub_time(gone, lost["t"] + 2000)
         self.assertEqual(len(events_of(gone, "gone", "signal_lost")), 1, events_of(gone, "gone"))
         self.assertEqual(len(events_of(quiet_watch, "quiet", "signal_lost")), 1)
+
+
+class TestFlag(unittest.TestCase):
+    def test_stale_after_is_a_duration_of_at_least_a_second(self):
+        for value in ("0s", "500ms", "soon"):
+            with self.subTest(value=value):
+                out = hubproc.run_cli(["serve", "--stale-after", value, "--listen", "127.0.0.1:0"])
+                self.assertEqual(out.returncode, 2, out.stderr)
+                self.assertIn("--stale-after", out.stderr)
+                self.assertEqual(len(out.stderr.strip().splitlines()), 1, out.stderr)
+        help_text = hubproc.run_cli(["serve", "--help"]).stdout
+        self.assertIn("--stale-after DURATION", help_text)
+        self.assertIn("stale-after: 15s", hubproc.run_cli(["config", "default"]).stdout)
 
 
 def redis_server_path():

@@ -39,12 +39,14 @@ public struct CourierSignal: Sendable, Codable, Equatable {
     /// count), ms; `defaultUsualIntervalMs` while fewer than 2 fixes arrived.
     public var usualIntervalMs: Int64 {
         guard arrivals.count >= 2 else { return Self.defaultUsualIntervalMs }
-        var gaps: [Int64] = []
-        gaps.reserveCapacity(arrivals.count - 1)
-        for i in 1..<arrivals.count { gaps.append(max(0, arrivals[i] - arrivals[i - 1])) }
-        gaps.sort()
-        let middle = gaps.count / 2
-        return gaps.count % 2 == 1 ? gaps[middle] : (gaps[middle - 1] + gaps[middle]) / 2
+        // On the stack: the watch asks after every stored batch of fixes.
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: arrivals.count - 1) { buffer in
+            var gaps = buffer  // the same memory; `sort` needs a variable
+            for i in 1..<arrivals.count { gaps[i - 1] = max(0, arrivals[i] - arrivals[i - 1]) }
+            gaps.sort()
+            let middle = gaps.count / 2
+            return gaps.count % 2 == 1 ? gaps[middle] : (gaps[middle - 1] + gaps[middle]) / 2
+        }
     }
 }
 

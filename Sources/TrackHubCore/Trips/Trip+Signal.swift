@@ -56,18 +56,24 @@ extension Trip {
     /// last reported more than 20 %. `now` is the events' time.
     public mutating func noteStoredFix(_ fix: FixInput, arrivedAt: Int64, now: Int64) -> [TripEvent] {
         var events: [TripEvent] = []
-        var noted = signal ?? CourierSignal(firstArrival: arrivedAt)
-        let position = marker(at: now)?.position
         let isEnded = status == .ended
-        if signal != nil {
-            let arrival = max(arrivedAt, noted.lastFixT)  // arrivals never go back
-            if let lost = noted.lostSilence, lost == noted.lastFixT, !isEnded {
-                events.append(makeEvent(.signalBack(gapMs: arrival - lost), now: now, position: position))
+        // Taken out, so the arrivals array has one owner while it changes (no copy per fix).
+        var noted: CourierSignal
+        if var previous = signal {
+            signal = nil
+            let arrival = max(arrivedAt, previous.lastFixT)  // arrivals never go back
+            if let lost = previous.lostSilence, lost == previous.lastFixT, !isEnded {
+                events.append(makeEvent(.signalBack(gapMs: arrival - lost), now: now, position: marker(at: now)?.position))
             }
-            noted.lostSilence = nil
-            noted.lastFixT = arrival
-            noted.arrivals.append(arrival)
-            if noted.arrivals.count > CourierSignal.arrivalsKept { noted.arrivals.removeFirst(noted.arrivals.count - CourierSignal.arrivalsKept) }
+            previous.lostSilence = nil
+            previous.lastFixT = arrival
+            if previous.arrivals.count >= CourierSignal.arrivalsKept {
+                previous.arrivals.removeFirst(previous.arrivals.count - CourierSignal.arrivalsKept + 1)
+            }
+            previous.arrivals.append(arrival)
+            noted = previous
+        } else {
+            noted = CourierSignal(firstArrival: arrivedAt)
         }
         if let reported = fix.batteryPercent, reported.isFinite, (0...100).contains(reported) {
             let percent = Int(reported.rounded())
@@ -76,7 +82,7 @@ extension Trip {
                 noted.batteryLowSent = false
             } else if percent <= CourierSignal.batteryLowPercent, !noted.batteryLowSent, !isEnded {
                 noted.batteryLowSent = true
-                events.append(makeEvent(.batteryLow(battery: percent), now: now, position: position))
+                events.append(makeEvent(.batteryLow(battery: percent), now: now, position: marker(at: now)?.position))
             }
         }
         signal = noted
