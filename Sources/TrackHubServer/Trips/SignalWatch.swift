@@ -57,6 +57,8 @@ final class SignalWatch {
 
     /// Trips being watched (for tests and metrics).
     var watchedCount: Int { dueBucket.count }
+    /// Trips looked at since the start (for tests: only due trips are).
+    private(set) var tripsLookedAt = 0
 
     /// Watches `trip` from its current state: after a stored fix, a restore or a snapshot.
     /// Nothing to watch (no fix yet, ended, its silence reported) leaves it as it is.
@@ -96,6 +98,7 @@ final class SignalWatch {
     /// One due trip: stale now (reported), not yet (put off to its threshold), or nothing
     /// to watch (dropped until its next fix).
     private func look(at id: String, now: Int64) {
+        tripsLookedAt += 1
         guard let trip = trips[id]?.trip, trip.earliestStaleAt(rule) != nil, let lastFixT = trip.lastFixT else { return }
         guard trip.canBeStale, !hasFixesInFlight(id) else {
             // Pending or arrived (never stale, but a reroute or a proceed may change that),
