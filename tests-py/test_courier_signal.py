@@ -453,6 +453,17 @@ class TestShareSeesNoBattery(SignalCase):
         self.assertIsNone(snap["battery"])
         low = await self.wait_event(customer, "shared", "battery_low")
         self.assertIsNone(low["battery"])  # a customer's replay has no battery
+        # Nor its live events; a viewer's have it.
+        viewer = await self.client(url=f"{self.hub.ws_url}?token={admin}")
+        await viewer.send(op="subscribe", trip="shared", id="v")
+        await viewer.wait_type("snapshot", re="v")
+        for seq, battery in ((2, 50), (3, 10)):
+            status, _, raw = self.hub.http("POST", "/v1/trips/shared/fixes", {"fixes": [
+                {"lat": lat, "lon": lon, "ts": now_ms() - 1000 + seq, "seq": seq, "battery": battery}]}, headers=auth)
+            self.assertEqual(status, 200, raw)
+        live = await self.wait_event(customer, "shared", "battery_low")
+        self.assertIsNone(live["battery"])
+        self.assertEqual((await self.wait_event(viewer, "shared", "battery_low"))["battery"], 10)
 
 
 class TestEventsAreStoredReplayedAndDelivered(SignalCase):

@@ -113,6 +113,31 @@ public enum ServerMessages {
         return w.finish()
     }
 
+    /// A stored `event` as a share link's live subscription gets it (PROTOCOL 18: a share
+    /// token sees `battery` `null`): the same message with `battery` `null`. Nil when the
+    /// event has no battery to hide (`signal_lost` and `battery_low` have one): send the
+    /// stored bytes as they are.
+    public static func eventWithoutBattery(_ stored: [UInt8]) -> [UInt8]? {
+        guard contains(stored, Self.batteryKey), !contains(stored, Self.nullBattery),
+            case .object(var object)? = try? JSONParser().parse(stored), object["battery"] != nil
+        else { return nil }
+        object["battery"] = .null
+        var w = JSONWriter(headroom: 0, capacity: stored.count)
+        w.value(.object(object))
+        return w.finish()
+    }
+
+    private static let batteryKey = Array(#""battery":"#.utf8)
+    private static let nullBattery = Array(#""battery":null"#.utf8)
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+
     /// `snapshot` `{type, re?, trip, status, rider, config, route, waypoints, destination,
     /// position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, recovered?}`.
     /// - Parameters:

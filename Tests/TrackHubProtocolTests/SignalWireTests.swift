@@ -30,6 +30,18 @@ import TrackHubCore
         #expect(try parse(text(try #require(ServerMessages.eventWithoutPosition(back))))["battery"] == nil)
     }
 
+    @Test func aShareLinksLiveEventHasNoBattery() throws {
+        let low = ServerMessages.event(trip: "T1", TripEvent(n: 6, kind: .batteryLow(battery: 14), t: Self.t, position: Self.here))
+        let live = try parse(text(try #require(ServerMessages.eventWithoutBattery(low))))
+        #expect(live["battery"] == .null)
+        #expect(live["lat"] == 38.7)  // live events keep their positions
+        // Nothing to hide: the stored bytes go as they are.
+        let back = ServerMessages.event(trip: "T1", TripEvent(n: 5, kind: .signalBack(gapMs: 1), t: Self.t, position: Self.here))
+        #expect(ServerMessages.eventWithoutBattery(back) == nil)
+        let unknown = ServerMessages.event(trip: "T1", TripEvent(n: 7, kind: .signalLost(lastFixT: Self.t, battery: nil), t: Self.t, position: nil))
+        #expect(ServerMessages.eventWithoutBattery(unknown) == nil)
+    }
+
     @Test func snapshotCarriesTheSignalAndHidesTheBatteryFromACustomer() throws {
         var trip = try Trip(id: "T1", route: nil, waypoints: [], destination: nil, config: TripConfig(), now: Self.t)
         var fix = FixInput(lat: 38.7, lon: -9.1, ts: Self.t, seq: 1)

@@ -143,11 +143,26 @@ final class TripPublisher: @unchecked Sendable {
     func sendEvents(_ events: [(n: Int, payload: [UInt8])], trip: String) {
         for event in events {
             let message = OutboundMessage(payload: event.payload)
-            metrics.eventsOut += fanout.broadcast(message, trip: trip)
+            if let hidden = ServerMessages.eventWithoutBattery(event.payload) {
+                metrics.eventsOut += broadcastHidingBattery(message, customers: OutboundMessage(payload: hidden), trip: trip)
+            } else {
+                metrics.eventsOut += fanout.broadcast(message, trip: trip)
+            }
             trips.noteEventSent(event.n, trip: trip)
         }
         endCustomerSubscriptionsIfOver(trip, clock.wallMillis())  // after `arrived` (PROTOCOL 13)
         webhooks?.eventsStored(events, trip: trip)
+    }
+
+    /// An event with the phone's battery: share links' subscribers get `customers` (its
+    /// battery `null`, PROTOCOL 18), everyone else `message`. Returns the messages queued.
+    private func broadcastHidingBattery(_ message: OutboundMessage, customers: OutboundMessage, trip: String) -> Int {
+        guard let followers = fanout.subscriptions.followers(of: trip) else { return 0 }
+        for (connection, _) in followers {
+            let seesAsCustomer = fanout[connection]?.grants.seesAsCustomer(trip) ?? false
+            fanout.enqueue(seesAsCustomer ? customers : message, to: connection)
+        }
+        return followers.count
     }
 
     // MARK: - Snapshots
