@@ -8,7 +8,7 @@ public enum ClientMessage: Sendable, Equatable {
     case subscribe(trip: String, mode: SubscriptionMode, sinceEvent: Int64?)
     /// `unsubscribe {trip}`.
     case unsubscribe(trip: String)
-    /// `fix {trip, lat, lon, ts, seq?, duration_ms?, speed_mps?, heading?, accuracy_m?}`.
+    /// `fix {trip, lat, lon, ts, seq?, duration_ms?, speed_mps?, heading?, accuracy_m?, battery?}`.
     case fix(trip: String, fix: FixInput)
     /// `proceed {trip}`.
     case proceed(trip: String)

@@ -36,9 +36,10 @@ public enum ClientMessages {
         tripOnly("unsubscribe", trip: trip, id: id, headroom: headroom)
     }
 
-    /// `fix {trip, lat, lon, ts, seq?, duration_ms?, speed_mps?, heading?, accuracy_m?}`:
+    /// `fix {trip, lat, lon, ts, seq?, duration_ms?, speed_mps?, heading?, accuracy_m?, battery?}`:
     /// answered `ack` once stored. `ts` and `duration_ms` in ms, `speed_mps` in m/s,
-    /// `heading` in degrees, `accuracy_m` in metres; absent optional fields are left out.
+    /// `heading` in degrees, `accuracy_m` in metres, `battery` in percent; absent optional
+    /// fields are left out.
     public static func fix(trip: String, _ fix: FixInput, id: MessageID? = nil, headroom: Int = 0) -> [UInt8] {
         var w = begin("fix", id: id, headroom: headroom, capacity: 200)
         w.field("trip", trip)
@@ -103,7 +104,8 @@ public enum ClientMessages {
 
 extension FixInput {
     /// Writes the fix's members into an open object, in PROTOCOL 3's order: `lat`, `lon`,
-    /// `ts`, then `seq`, `duration_ms`, `speed_mps`, `heading`, `accuracy_m` where present.
+    /// `ts`, then `seq`, `duration_ms`, `speed_mps`, `heading`, `accuracy_m`, `battery`
+    /// (PROTOCOL 18) where present.
     func writeMembers(to w: inout JSONWriter) {
         w.coordinateField("lat", lat)
         w.coordinateField("lon", lon)
@@ -113,5 +115,6 @@ extension FixInput {
         if let speedMps { w.field("speed_mps", speedMps) }
         if let heading { w.field("heading", heading) }
         if let accuracyM { w.field("accuracy_m", accuracyM) }
+        if let batteryPercent { w.field("battery", batteryPercent) }
     }
 }

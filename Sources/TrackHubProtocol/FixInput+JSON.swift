@@ -42,8 +42,10 @@ extension FixInput {
             heading = normalized == 0 ? 0 : normalized
         }
         let accuracy = try Fields.optionalNumber(object["accuracy_m"], p + "accuracy_m", "a number ≥ 0") { $0 >= 0 }
+        // PROTOCOL 18: the phone's battery, a percentage.
+        let battery = try Fields.optionalNumber(object["battery"], p + "battery", "a number from 0 to 100") { (0...100).contains($0) }
         return FixInput(
             lat: lat, lon: lon, ts: ts, seq: seq, durationMs: duration, speedMps: speed, heading: heading,
-            accuracyM: accuracy)
+            accuracyM: accuracy, batteryPercent: battery)
     }
 }

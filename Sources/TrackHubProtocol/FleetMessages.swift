@@ -3,8 +3,8 @@ import TrackHubCore
 /// Encoders for the fleet channel (PROTOCOL sections 4 and 8): the `clusters` message, the
 /// body of `GET /v1/fleet/clusters`, and the part of an answer that decides whether it changed.
 ///
-/// An item is `{id, lat, lon, count}`, then `trip`, `status`, `bearing` (degrees, 0.1) for a
-/// single rider or `bounds` `[west, south, east, north]` and `expansion_zoom` for a cluster.
+/// An item is `{id, lat, lon, count}`, then `trip`, `status`, `bearing` (degrees, 0.1) and
+/// `stale` (PROTOCOL 18) for a single rider or `bounds` `[west, south, east, north]` and `expansion_zoom` for a cluster.
 /// Coordinates have 7 decimals.
 public enum FleetMessages {
     /// `clusters` `{type, re?, t, zoom, bbox, total, truncated, items}`.
@@ -80,6 +80,7 @@ public enum FleetMessages {
                 w.field("trip", item.trip ?? item.id)
                 w.field("status", item.status ?? "moving")
                 w.field("bearing", ServerMessages.wireBearing(item.bearing ?? 0))
+                w.field("stale", item.stale ?? false)  // PROTOCOL 18
             } else {
                 w.key("bounds")
                 w.beginArray()

@@ -60,8 +60,9 @@ public enum ServerMessages {
 
     /// `event` `{type, trip, n, name, t, lat, lon, ...}`: `index` and `remaining_waypoints`
     /// for the waypoint events, `distance_m` (metres) for `off_route`, `reason` (`client` or
-    /// `off_route`, PROTOCOL 16) for `rerouted`; `lat`, `lon` `null`
-    /// without a marker. The hub stores these bytes and replays them as first sent.
+    /// `off_route`, PROTOCOL 16) for `rerouted`, `last_fix_t` and `battery` for
+    /// `signal_lost`, `gap_ms` for `signal_back`, `battery` for `battery_low` (PROTOCOL 18);
+    /// `lat`, `lon` `null` without a marker. The hub stores these bytes and replays them as first sent.
     /// - Parameters:
     ///   - trip: the trip id.
     ///   - event: the event (`t` in ms since the epoch).
@@ -84,6 +85,13 @@ public enum ServerMessages {
             w.field("distance_m", rounded(distance, places: 1))
         case .rerouted(let reason):
             w.field("reason", (reason ?? .client).rawValue)
+        case .signalLost(let lastFixT, let battery):
+            w.field("last_fix_t", lastFixT)
+            w.field("battery", battery)
+        case .signalBack(let gapMs):
+            w.field("gap_ms", gapMs)
+        case .batteryLow(let battery):
+            w.field("battery", battery)
         default:
             break
         }
@@ -92,15 +100,42 @@ public enum ServerMessages {
     }
 
     /// A stored `event` as a share link's replay sends it (PROTOCOL 13): the same message with
-    /// `lat` and `lon` `null`, so a replay is not a way to the trail a customer never sees.
+    /// `lat` and `lon` `null`, so a replay is not a way to the trail a customer never sees,
+    /// and `battery` `null` where the event has one (PROTOCOL 18: a share token sees none).
     /// Nil for bytes that are not a JSON object (never stored by the hub: dropped, not sent).
     public static func eventWithoutPosition(_ stored: [UInt8]) -> [UInt8]? {
         guard case .object(var object)? = try? JSONParser().parse(stored) else { return nil }
         object["lat"] = .null
         object["lon"] = .null
+        if object["battery"] != nil { object["battery"] = .null }
         var w = JSONWriter(headroom: 0, capacity: stored.count + 16)
         w.value(.object(object))
         return w.finish()
+    }
+
+    /// A stored `event` as a share link's live subscription gets it (PROTOCOL 18: a share
+    /// token sees `battery` `null`): the same message with `battery` `null`. Nil when the
+    /// event has no battery to hide (`signal_lost` and `battery_low` have one): send the
+    /// stored bytes as they are.
+    public static func eventWithoutBattery(_ stored: [UInt8]) -> [UInt8]? {
+        guard contains(stored, Self.batteryKey), !contains(stored, Self.nullBattery),
+            case .object(var object)? = try? JSONParser().parse(stored), object["battery"] != nil
+        else { return nil }
+        object["battery"] = .null
+        var w = JSONWriter(headroom: 0, capacity: stored.count)
+        w.value(.object(object))
+        return w.finish()
+    }
+
+    private static let batteryKey = Array(#""battery":"#.utf8)
+    private static let nullBattery = Array(#""battery":null"#.utf8)
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
     }
 
     /// `snapshot` `{type, re?, trip, status, rider, config, route, waypoints, destination,

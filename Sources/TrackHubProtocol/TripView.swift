@@ -55,7 +55,8 @@ public struct TripView: Sendable {
     }
 
     /// Writes the trip's fields (PROTOCOL 4 `snapshot`, without `type`, `re`, `recovered`)
-    /// into an object the caller has opened.
+    /// into an object the caller has opened; last `last_fix_t`, `battery` and `stale`
+    /// (PROTOCOL 18).
     func writeFields(to w: inout JSONWriter) {
         w.field("trip", id)
         guard let trip else {
@@ -74,6 +75,9 @@ public struct TripView: Sendable {
             w.field("leg", 0)
             if includeTrail { w.key("trail"); w.beginArray(); w.endArray() }
             w.field("last_event", 0)
+            w.nullField("last_fix_t")
+            w.nullField("battery")
+            w.nullField("stale")
             return
         }
         w.field("status", trip.status.rawValue)
@@ -134,6 +138,10 @@ public struct TripView: Sendable {
             w.endArray()
         }
         w.field("last_event", trip.lastEventNumber)
+        // PROTOCOL 18: the courier's signal; a customer does not see the phone's battery.
+        w.field("last_fix_t", trip.lastFixT)
+        w.field("battery", isCustomer ? nil : trip.battery)
+        w.field("stale", trip.isStale)
     }
 
     /// A customer's `rider`: `{"name": ...}` from the rider given at creation, nothing else of

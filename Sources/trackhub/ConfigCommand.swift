@@ -46,6 +46,7 @@ enum ConfigCommand {
             ("sync", d.syncFull ? "full" : "normal", "normal survives a process crash, full also a power cut"),
             ("retain-days", "\(d.retainDays)", "days ended trips are kept"),
             ("end-after", duration(d.endAfterMs), "an arrived trip ends by itself after this"),
+            ("stale-after", duration(d.staleAfterMs), "a moving trip with no fix for this long is stale (10 x while holding)"),
             ("shutdown-timeout", duration(d.shutdownTimeoutMs), "how long SIGTERM waits to flush acks and close"),
             ("max-items", "\(d.maxItems)", "clusters per fleet answer, 1-100000"),
             ("log-level", d.logLevel, "error, warn, info or debug"),

@@ -42,6 +42,9 @@ enum ServeCommand {
       --sync normal|full        store durability (default normal: survives a process crash)
       --retain-days N           days ended trips are kept (default 30)
       --end-after DURATION      an arrived trip ends by itself after this (default 30m)
+      --stale-after DURATION    a moving trip with no fix for this long is stale: signal_lost (default
+                                15s; longer for a courier that sends less often, 10 x this while
+                                holding at a waypoint), docs/protocol.md
       --shutdown-timeout DURATION
                                 how long SIGTERM waits to flush acks and close (default 10s)
       --max-items N             clusters per fleet answer, 1–100000 (default 2000)
@@ -58,7 +61,8 @@ enum ServeCommand {
                                 decoded bytes
       --webhook-events NAMES    event names to send, comma-separated (default: all): trip_created,
                                 waypoint_reached, waypoint_resumed, arrived, off_route,
-                                back_on_route, rerouted, ended
+                                back_on_route, rerouted, ended, signal_lost, signal_back,
+                                battery_low
       --webhook-retry-base DURATION
                                 the first retry's delay, doubling from there (default 1s; tests
                                 shorten it)
@@ -122,7 +126,7 @@ enum ServeCommand {
         "max-conns-per-ip", "max-refusal-rate", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
         "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
-        "router", "cadence-watched", "cadence-idle",
+        "router", "stale-after", "cadence-watched", "cadence-idle",
     ]
 
     static func parse(_ arguments: [String]) throws -> HubConfig? {
@@ -165,6 +169,8 @@ enum ServeCommand {
         }
         config.retainDays = try flags.int("retain-days", range: 1...36500) ?? config.retainDays
         config.endAfterMs = try flags.durationMs("end-after") ?? config.endAfterMs
+        config.staleAfterMs = try flags.durationMs("stale-after") ?? config.staleAfterMs
+        if config.staleAfterMs < 1000 { throw UsageError("\(flags.label("stale-after")): must be at least 1s") }
         config.shutdownTimeoutMs = try flags.durationMs("shutdown-timeout") ?? config.shutdownTimeoutMs
         config.maxItems = try flags.int("max-items", range: 1...100_000) ?? config.maxItems
         if let level = flags.string("log-level") {

@@ -76,7 +76,7 @@ private struct ReferenceClustering {
             if let rider {
                 return FleetItem(
                     id: rider.id, lat: rider.position.lat, lon: rider.position.lon, count: 1,
-                    trip: rider.id, status: rider.status, bearing: rider.bearing)
+                    trip: rider.id, status: rider.status, bearing: rider.bearing, stale: rider.stale)
             }
             return FleetItem(
                 id: FleetClusterID.render(key), lat: FleetMercator.lat(y: y), lon: FleetMercator.lon(x: x), count: count,

@@ -105,6 +105,12 @@ private func viewport(_ west: Double, _ south: Double, _ east: Double, _ north: 
         MessageCase("speed_mps negative is bad_request", fixJSON(#","speed_mps":-0.1"#), .badRequest, "speed_mps must be a number ≥ 0"),
         MessageCase("accuracy_m negative is bad_request", fixJSON(#","accuracy_m":-3"#), .badRequest, "accuracy_m must be a number ≥ 0"),
         MessageCase("accuracy_m huge (1e400) is bad_request", fixJSON(#","accuracy_m":1e400"#), .badRequest, "accuracy_m"),
+        // PROTOCOL 18: the phone's battery, a number 0–100.
+        MessageCase("battery is kept", fixJSON(#","battery":42.5"#), fix { $0.batteryPercent = 42.5 }),
+        MessageCase("battery 0 and 100 are within range", fixJSON(#","battery":100"#), fix { $0.batteryPercent = 100 }),
+        MessageCase("battery above 100 is bad_request", fixJSON(#","battery":101"#), .badRequest, "battery"),
+        MessageCase("battery negative is bad_request", fixJSON(#","battery":-1"#), .badRequest, "battery"),
+        MessageCase("battery as a string is bad_request", fixJSON(#","battery":"50""#), .badRequest, "battery"),
         MessageCase("heading is normalised modulo 360", fixJSON(#","heading":-90"#), fix { $0.heading = 270 }),
         MessageCase("heading 720.5 is normalised to 0.5", fixJSON(#","heading":720.5"#), fix { $0.heading = 0.5 }),
         MessageCase("heading huge (1e400) is bad_request", fixJSON(#","heading":1e400"#), .badRequest, "heading must be a finite number"),

@@ -90,7 +90,7 @@ import TrackHubCore
     }
 
     static let snapshotSchema =
-        "{re?, trip, status, rider, config, route, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, recovered?}"
+        "{re?, trip, status, rider, config, route, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, last_fix_t, battery, stale, recovered?}"
 
     @Test func snapshotHasItsMembers() throws {
         let known = ServerMessages.snapshot(try F.view(at: F.t0 + 7010), re: .string("s"), recovered: true)
@@ -105,7 +105,8 @@ import TrackHubCore
         #expect(parsed["trail"] == [])
         #expect(parsed["leg"] == 0)
         #expect(parsed["last_event"] == 0)
-        for field in ["rider", "config", "route", "destination", "position", "bearing", "progress", "done_m", "remaining_m", "eta_s"] {
+        for field in ["rider", "config", "route", "destination", "position", "bearing", "progress", "done_m", "remaining_m", "eta_s",
+                      "last_fix_t", "battery", "stale"] {
             #expect(parsed[field] == .null, "\(field)")
         }
     }
@@ -159,7 +160,7 @@ import TrackHubCore
         for item in items {
             let json = Array(item.description.utf8)
             if item["count"] == 1 {
-                try Self.expectMembers(json, "{id, lat, lon, count, trip, status, bearing}", "single rider")
+                try Self.expectMembers(json, "{id, lat, lon, count, trip, status, bearing, stale}", "single rider")
             } else {
                 try Self.expectMembers(json, "{id, lat, lon, count, bounds, expansion_zoom}", "cluster")
             }
@@ -175,7 +176,7 @@ import TrackHubCore
         // "The trip" is a snapshot's fields without `re` and `recovered`; no HTTP body carries `type`.
         try Self.expectMembers(
             HTTPBodies.trip(try F.view(at: F.t0 + 5010)),
-            "{trip, status, rider, config, route, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event}",
+            "{trip, status, rider, config, route, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, trail, last_event, last_fix_t, battery, stale}",
             "trip")
         let listed = try F.view(at: F.t0 + 5010, includeRoute: false, includeTrail: false)
         let list = HTTPBodies.tripList([listed], next: "T1")
@@ -184,7 +185,7 @@ import TrackHubCore
         let first = try JSONParser().parse(list)["trips"]?.arrayValue?.first
         try Self.expectMembers(
             Array((first?.description ?? "").utf8),
-            "{trip, status, rider, config, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, last_event}",
+            "{trip, status, rider, config, waypoints, destination, position, bearing, progress, done_m, remaining_m, eta_s, leg, last_event, last_fix_t, battery, stale}",
             "listed trip")
         // `{"fixes": []}` answers `{"acks": []}`.
         #expect(try JSONParser().parse(HTTPBodies.noAcks) == (try parse(#"{"acks": []}"#)))

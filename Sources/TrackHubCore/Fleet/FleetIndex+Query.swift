@@ -128,7 +128,7 @@ extension FleetIndex {
             let m = members[Int(memberOrder[node])]
             return FleetItem(
                 identity: .named(m.id), lat: m.position.lat, lon: m.position.lon, count: 1,
-                trip: m.id, status: m.status, bearing: m.bearing)
+                trip: m.id, status: m.status, bearing: m.bearing, stale: m.stale)
         }
         let c = node - total
         return FleetItem(

@@ -1,6 +1,6 @@
 /// One entry of a `clusters` message (PROTOCOL section 4): a single rider or a cluster.
 ///
-/// A single rider (`count == 1`) carries `trip`, `status` and `bearing`; a cluster
+/// A single rider (`count == 1`) carries `trip`, `status`, `bearing` and `stale`; a cluster
 /// (`count > 1`) carries `bounds` and `expansionZoom` instead. Encodes with the wire's
 /// snake_case keys and leaves out the fields that are `nil`.
 ///
@@ -33,6 +33,8 @@ public struct FleetItem: Sendable, Hashable {
     public var status: String?
     /// A single rider's bearing in degrees (`nil` for a cluster).
     public var bearing: Double?
+    /// Whether a single rider's trip is stale (PROTOCOL 18; `nil` for a cluster).
+    public var stale: Bool?
     /// A cluster's extent in degrees, covering all its members (`nil` for a single rider).
     public var extent: FleetBounds?
     /// The smallest zoom at which a cluster splits into at least two items.
@@ -41,17 +43,17 @@ public struct FleetItem: Sendable, Hashable {
     /// Makes an item; prefer the values `FleetIndex.clusters` returns.
     public init(
         id: String, lat: Double, lon: Double, count: Int,
-        trip: String? = nil, status: String? = nil, bearing: Double? = nil,
+        trip: String? = nil, status: String? = nil, bearing: Double? = nil, stale: Bool? = nil,
         bounds: [Double]? = nil, expansionZoom: Int? = nil
     ) {
         self.init(
             identity: Identity(id), lat: lat, lon: lon, count: count, trip: trip, status: status, bearing: bearing,
-            extent: bounds.map(FleetBounds.init(array:)), expansionZoom: expansionZoom)
+            stale: stale, extent: bounds.map(FleetBounds.init(array:)), expansionZoom: expansionZoom)
     }
 
     init(
         identity: Identity, lat: Double, lon: Double, count: Int, trip: String? = nil, status: String? = nil,
-        bearing: Double? = nil, extent: FleetBounds? = nil, expansionZoom: Int? = nil
+        bearing: Double? = nil, stale: Bool? = nil, extent: FleetBounds? = nil, expansionZoom: Int? = nil
     ) {
         self.identity = identity
         self.lat = lat
@@ -60,6 +62,7 @@ public struct FleetItem: Sendable, Hashable {
         self.trip = trip
         self.status = status
         self.bearing = bearing
+        self.stale = stale
         self.extent = extent
         self.expansionZoom = expansionZoom
     }
@@ -135,7 +138,7 @@ public struct FleetBounds: Sendable, Hashable {
 
 extension FleetItem: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, lat, lon, count, trip, status, bearing, bounds
+        case id, lat, lon, count, trip, status, bearing, stale, bounds
         case expansionZoom = "expansion_zoom"
     }
 
@@ -146,7 +149,7 @@ extension FleetItem: Codable {
             id: try c.decode(String.self, forKey: .id), lat: try c.decode(Double.self, forKey: .lat),
             lon: try c.decode(Double.self, forKey: .lon), count: try c.decode(Int.self, forKey: .count),
             trip: try c.decodeIfPresent(String.self, forKey: .trip), status: try c.decodeIfPresent(String.self, forKey: .status),
-            bearing: try c.decodeIfPresent(Double.self, forKey: .bearing), bounds: try c.decodeIfPresent([Double].self, forKey: .bounds),
+            bearing: try c.decodeIfPresent(Double.self, forKey: .bearing), stale: try c.decodeIfPresent(Bool.self, forKey: .stale), bounds: try c.decodeIfPresent([Double].self, forKey: .bounds),
             expansionZoom: try c.decodeIfPresent(Int.self, forKey: .expansionZoom))
     }
 
@@ -161,6 +164,7 @@ extension FleetItem: Codable {
         try c.encodeIfPresent(trip, forKey: .trip)
         try c.encodeIfPresent(status, forKey: .status)
         try c.encodeIfPresent(bearing, forKey: .bearing)
+        try c.encodeIfPresent(stale, forKey: .stale)
         try c.encodeIfPresent(bounds, forKey: .bounds)
         try c.encodeIfPresent(expansionZoom, forKey: .expansionZoom)
     }

@@ -8,12 +8,15 @@ public struct FleetMember: Sendable, Hashable {
     public var status: String
     /// The marker's bearing in degrees clockwise from north.
     public var bearing: Double
+    /// Whether the trip is stale (PROTOCOL 18): no fix for its threshold.
+    public var stale: Bool
 
-    /// Makes a member from its trip id, marker position, status and bearing.
-    public init(id: String, position: GeoPoint, status: String, bearing: Double) {
+    /// Makes a member from its trip id, marker position, status, bearing and whether it is stale.
+    public init(id: String, position: GeoPoint, status: String, bearing: Double, stale: Bool = false) {
         self.id = id
         self.position = position
         self.status = status
         self.bearing = bearing
+        self.stale = stale
     }
 }

@@ -87,6 +87,11 @@ public struct Trip: Sendable, Codable {
     /// Optional so older stored states still decode.
     var lastTargetAlongM: Double?
 
+    // The courier's signal (PROTOCOL 18). Optional so older stored states still decode
+    // (nil: no fix stored yet).
+    /// Last fix, battery, recent arrivals and the signal events outstanding.
+    var signal: CourierSignal?
+
     /// The applied fix `judge` remembers: reported position and device time.
     struct AppliedFix: Sendable, Codable, Equatable {
         var ts: Int64
@@ -154,6 +159,7 @@ public struct Trip: Sendable, Codable {
         self.routeOrigin = routeSource == .client ? nil : routeSource
         self.routerDurationS = routerDurationS
         self.offRouteFixes = nil
+        self.signal = nil
     }
 
     /// Where the route came from (PROTOCOL 16 `route_source`); nil without a route.

@@ -12,6 +12,14 @@ public enum TripEventKind: Sendable, Equatable, Codable {
     /// `reason`: who gave the new route (nil in events stored before PROTOCOL 16: a client).
     case rerouted(reason: RerouteReason?)
     case ended
+    /// PROTOCOL 18: no fix for the trip's stale threshold. `lastFixT`: when the last stored
+    /// fix arrived (hub ms); `battery`: its last reported battery, whole percent (nil: none).
+    case signalLost(lastFixT: Int64, battery: Int?)
+    /// PROTOCOL 18: a stored fix after `signal_lost`. `gapMs`: between the arrivals of the
+    /// previous stored fix and this one.
+    case signalBack(gapMs: Int64)
+    /// PROTOCOL 18: a fix reported `battery` (whole percent) of 15 or less.
+    case batteryLow(battery: Int)
 
     /// The wire name: "trip_created", "waypoint_reached", ...
     public var name: String {
@@ -24,6 +32,9 @@ public enum TripEventKind: Sendable, Equatable, Codable {
         case .backOnRoute: "back_on_route"
         case .rerouted: "rerouted"
         case .ended: "ended"
+        case .signalLost: "signal_lost"
+        case .signalBack: "signal_back"
+        case .batteryLow: "battery_low"
         }
     }
 }

@@ -119,17 +119,51 @@ extension LocalCommandLog {
                 let commitTime = services.clock.wallMillis()
                 // Per fix, not per request: an HTTP batch of N fixes is N acks (PROTOCOL 14).
                 for request in requests { services.metrics.fixAck.observe(ms: commitTime - request.receivedAt, count: request.fixes.count) }
-                for (request, judged) in zip(requests, judgedBatch) {
-                    for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
-                        if services.publisher.applyCommittedFix(trip: trip, fix: fix, now: commitTime, receivedAt: request.receivedAt) {
-                            tripStartedMoving(trip, at: commitTime, byFix: true)
-                        }
-                    }
-                    services.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
+                let signalEvents = noteStoredFixes(trip: trip, requests, judgedBatch, now: commitTime)
+                guard !signalEvents.isEmpty else {
+                    applyAndAnswer(trip: trip, requests, judgedBatch, now: commitTime)
+                    return batchDone(trip: trip)
                 }
-                services.routes.considerAutoReroute(trip: trip, now: commitTime)
+                // PROTOCOL 18: signal_back (and battery_low) go out before any segment or
+                // frame of these fixes, so they are applied once those events are sent (or
+                // could not be stored: the fixes are durable all the same, and answered).
+                services.publisher.storeStateAndSend(signalEvents, trip: trip) { [self] _ in
+                    applyAndAnswer(trip: trip, requests, judgedBatch, now: services.clock.wallMillis())
+                    batchDone(trip: trip)
+                }
+                return
             }
             batchDone(trip: trip)
         }
+    }
+
+    /// PROTOCOL 18: each stored fix of a committed batch (every one but the duplicates) in
+    /// arrival order, as the trip's last fix and battery. Returns the events that causes.
+    private func noteStoredFixes(trip: String, _ requests: [FixQueue.Request], _ verdicts: [[FixVerdict]], now: Int64) -> [TripEvent] {
+        var events: [TripEvent] = []
+        var noted = false
+        for (request, judged) in zip(requests, verdicts) {
+            for (fix, verdict) in zip(request.fixes, judged) where verdict.refusal != .duplicate {
+                events += services.trips.mutate(trip) { $0.trip.noteStoredFix(fix, arrivedAt: request.receivedAt, now: now) } ?? []
+                noted = true
+            }
+        }
+        guard noted else { return events }
+        services.trips.markStateUnstored(trip)  // refused fixes change last_fix_t and battery too
+        services.signals.watch(trip)
+        return events
+    }
+
+    /// Animates a committed batch's applied fixes from `now` and answers its requests, in order.
+    private func applyAndAnswer(trip: String, _ requests: [FixQueue.Request], _ verdicts: [[FixVerdict]], now: Int64) {
+        for (request, judged) in zip(requests, verdicts) {
+            for (fix, verdict) in zip(request.fixes, judged) where verdict.isApplied {
+                if services.publisher.applyCommittedFix(trip: trip, fix: fix, now: now, receivedAt: request.receivedAt) {
+                    tripStartedMoving(trip, at: now, byFix: true)
+                }
+            }
+            services.replies.answerFixes(request.reply, trip: trip, fixes: request.fixes, verdicts: judged)
+        }
+        services.routes.considerAutoReroute(trip: trip, now: now)
     }
 }

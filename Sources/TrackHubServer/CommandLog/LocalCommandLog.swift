@@ -18,10 +18,13 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
 
     init(services: HubServices) {
         self.services = services
+        // A fix received and on its way to the store has arrived: its trip is not silent.
+        services.signals.hasFixesInFlight = { [weak self] trip in self?.fixQueues[trip] != nil }
     }
 
     func restore() throws {
         try services.storage.restoreTrips(now: services.clock.wallMillis())
+        services.signals.watchAll()  // judged from the stored last_fix_t (PROTOCOL 18)
         try services.devices.restoreDevices()
         try services.shares.restoreShares()
     }

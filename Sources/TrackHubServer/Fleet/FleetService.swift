@@ -101,7 +101,8 @@ final class FleetService: @unchecked Sendable {
         members.reserveCapacity(trips.count)
         trips.forEachEntryInPlace { id, entry in  // no copy of each entry (TripTable)
             guard entry.trip.status != .ended, let marker = entry.trip.marker(at: now) else { return }
-            members.append(FleetMember(id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg))
+            members.append(FleetMember(
+                id: id, position: marker.position, status: entry.trip.status.rawValue, bearing: marker.bearingDeg, stale: entry.trip.isStale))
         }
         let allMembers = fleetMembers(members, now)  // a cluster: every partition's (PROTOCOL 15)
         let viewports = state.groups.map { (key: $0.key, viewport: $0.value.viewport) }

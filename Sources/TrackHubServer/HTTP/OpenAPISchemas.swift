@@ -165,8 +165,11 @@ enum OpenAPISchemas {
             ("leg", ["type": "integer", "minimum": 0]),
             ("trail", ["description": "the last 100 fixes as [lon, lat, ts]", "type": "array", "items": array(number, min: 3, max: 3)]),
             ("last_event", ["type": "integer", "minimum": 0]),
+            ("last_fix_t", ["description": "when the last stored fix arrived, hub ms since the epoch (PROTOCOL 18)", "type": ["integer", "null"]]),
+            ("battery", ["description": "the battery the last fix that had one reported, whole percent; null for a share token", "type": ["integer", "null"], "minimum": 0, "maximum": 100]),
+            ("stale", ["description": "no fix for the trip's stale threshold (PROTOCOL 18); null for a trip that does not exist", "type": ["boolean", "null"]]),
         ], required: ["trip", "status", "rider", "config", "waypoints", "destination", "position", "bearing", "progress",
-                      "done_m", "remaining_m", "eta_s", "leg", "last_event"])
+                      "done_m", "remaining_m", "eta_s", "leg", "last_event", "last_fix_t", "battery", "stale"])
     }
 
     /// A GeoJSON Feature (RFC 7946) of the trail; the arrays of `properties` line up with the coordinates.
@@ -192,7 +195,9 @@ enum OpenAPISchemas {
             ("truncated", boolean),
             ("items", array(object([
                 ("id", string), ("lat", number), ("lon", number), ("count", ["type": "integer", "minimum": 1]),
-                ("trip", string), ("status", string), ("bearing", number), ("bounds", bbox), ("expansion_zoom", integer),
+                ("trip", string), ("status", string), ("bearing", number),
+                ("stale", ["description": "a single rider's trip is stale (PROTOCOL 18)", "type": "boolean"]),
+                ("bounds", bbox), ("expansion_zoom", integer),
             ], required: ["id", "lat", "lon", "count"]))),
         ], required: ["t", "zoom", "bbox", "total", "truncated", "items"])
     }
@@ -238,6 +243,7 @@ enum OpenAPISchemas {
             ("speed_mps", ["type": "number", "minimum": 0]),
             ("heading", number),
             ("accuracy_m", ["type": "number", "minimum": 0]),
+            ("battery", ["description": "the phone's battery, percent (PROTOCOL 18)", "type": "number", "minimum": 0, "maximum": 100]),
         ], required: ["lat", "lon", "ts"])
     }
 }

@@ -129,6 +129,10 @@ public struct HubConfig: Sendable {
     public var clusterLeaseMs: Int64 = 5000
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
+    /// `--stale-after` (PROTOCOL 18): the least silence, in ms, after which a `moving` or
+    /// `off_route` trip is stale (it is more for a courier whose usual interval or asked
+    /// cadence is longer, and 10 × this while `holding`); default 15 s.
+    public var staleAfterMs: Int64 = 15_000
     /// `--cadence-watched` (PROTOCOL 18): the interval between fixes the hub asks of a
     /// courier while somebody watches its trip, in ms, at least 100 ms; default 2 s.
     public var cadenceWatchedMs: Int64 = 2000

@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubRouting
@@ -49,6 +50,8 @@ struct HubServices {
     let shares: ShareService
     /// The trips of the HTTP API: the list, a trip, its trail, a carried-out command's answer.
     let tripsAPI: TripsAPI
+    /// Trips whose courier fell silent (PROTOCOL 18): found, and `signal_lost` sent.
+    let signals: SignalWatch
 
     /// Builds every component over `backends` and wires them to each other.
     init(config: HubConfig, backends: HubBackends, clock: HubClock) {
@@ -76,11 +79,15 @@ struct HubServices {
         tripsAPI = TripsAPI(
             trips: trips, storage: storage, replies: replies, fanout: fanout, host: host, clock: clock,
             serverName: TrackHubVersion.serverName, maxTrips: config.maxTrips, maxRoutePoints: config.maxRoutePoints)
+        signals = SignalWatch(rule: StaleRule(staleAfterMs: config.staleAfterMs), trips: trips, publisher: publisher)
         // Unowned: these services live exactly as long as the hub that holds them all.
         routes.checkTripCapacity = { [unowned tripsAPI] () throws(ProtocolError) in try tripsAPI.checkTripCapacity() }
         publisher.endCustomerSubscriptionsIfOver = { [unowned shares] trip, now in shares.endCustomerSubscriptionsIfOver(trip: trip, now: now) }
         fanout.followersChanged = { [unowned cadence] trip in cadence.followersChanged(of: trip) }
         fanout.sessionRemoved = { [unowned cadence] id in cadence.sessionRemoved(id) }
+        // PROTOCOL 18: a courier following an idle cadence is not silent: twice the longest
+        // interval asked of it lately is one of the stale rule's floors.
+        signals.longestAskedIntervalMs = { [unowned cadence] trip, now in cadence.longestAskedIntervalMs(trip: trip, now: now) }
     }
 
     /// Hands `log` to the services that submit commands or read from it. Weak: the hub owns

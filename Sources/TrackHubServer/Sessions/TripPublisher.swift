@@ -15,10 +15,13 @@ import TrackHubStore
 /// Threads: the service thread only; `@unchecked Sendable` because store completions (run
 /// there through the inbox) capture it.
 final class TripPublisher: @unchecked Sendable {
-    private let trips: TripTable
-    private let fanout: Fanout
+    /// The trips whose changes it sends.
+    let trips: TripTable
+    /// Where every message to subscribers goes.
+    let fanout: Fanout
     private let storage: TripStorage
-    private let metrics: HubMetrics
+    /// The counters of what went out.
+    let metrics: HubMetrics
     private let clock: HubClock
     /// Whether events are kept in each trip's memory too (a cluster's snapshots replay them).
     var keepsRecentEvents = false
@@ -27,6 +30,9 @@ final class TripPublisher: @unchecked Sendable {
     /// Ends share subscriptions of a trip that arrived or ended (PROTOCOL 13; the share links'
     /// rule, set by the hub).
     var endCustomerSubscriptionsIfOver: (_ trip: String, _ now: Int64) -> Void = { _, _ in }
+    /// Trips whose segments and frames wait for events being stored (TripPublisher+Ahead):
+    /// only while such a batch is in flight, so empty nearly always.
+    var heldLive: [String: HeldLive] = [:]
 
     init(trips: TripTable, fanout: Fanout, storage: TripStorage, metrics: HubMetrics, clock: HubClock) {
         self.trips = trips
@@ -55,7 +61,11 @@ final class TripPublisher: @unchecked Sendable {
         metrics.fixesApplied += 1
         if let segment {
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
-            metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments)
+            if !heldLive.isEmpty, holdSegment(message, trip: trip) {
+                // Sent once the events ahead of it are (TripPublisher+Ahead).
+            } else {
+                metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments)
+            }
         }
         if events.isEmpty {
             // Only the marker moved: its state is written with the next flush of changed
@@ -69,7 +79,9 @@ final class TripPublisher: @unchecked Sendable {
 
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
-        if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
+        if let frame, !heldLive.isEmpty, heldLive[id] != nil {
+            holdFrame(OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot), trip: id)
+        } else if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
             let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
             metrics.framesEncoded += 1
             metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames)
@@ -93,7 +105,9 @@ final class TripPublisher: @unchecked Sendable {
             entry.lastSegment = segment
             return (segment, entry.segmentSeq, entry.slot)
         }) ?? nil else { return }
-        metrics.segmentsOut += fanout.broadcast(OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot), trip: id, mode: .segments)
+        let message = OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot)
+        if !heldLive.isEmpty, holdSegment(message, trip: id) { return }
+        metrics.segmentsOut += fanout.broadcast(message, trip: id, mode: .segments)
     }
 
     // MARK: - Events
@@ -129,11 +143,26 @@ final class TripPublisher: @unchecked Sendable {
     func sendEvents(_ events: [(n: Int, payload: [UInt8])], trip: String) {
         for event in events {
             let message = OutboundMessage(payload: event.payload)
-            metrics.eventsOut += fanout.broadcast(message, trip: trip)
+            if let hidden = ServerMessages.eventWithoutBattery(event.payload) {
+                metrics.eventsOut += broadcastHidingBattery(message, customers: OutboundMessage(payload: hidden), trip: trip)
+            } else {
+                metrics.eventsOut += fanout.broadcast(message, trip: trip)
+            }
             trips.noteEventSent(event.n, trip: trip)
         }
         endCustomerSubscriptionsIfOver(trip, clock.wallMillis())  // after `arrived` (PROTOCOL 13)
         webhooks?.eventsStored(events, trip: trip)
+    }
+
+    /// An event with the phone's battery: share links' subscribers get `customers` (its
+    /// battery `null`, PROTOCOL 18), everyone else `message`. Returns the messages queued.
+    private func broadcastHidingBattery(_ message: OutboundMessage, customers: OutboundMessage, trip: String) -> Int {
+        guard let followers = fanout.subscriptions.followers(of: trip) else { return 0 }
+        for (connection, _) in followers {
+            let seesAsCustomer = fanout[connection]?.grants.seesAsCustomer(trip) ?? false
+            fanout.enqueue(seesAsCustomer ? customers : message, to: connection)
+        }
+        return followers.count
     }
 
     // MARK: - Snapshots

@@ -17,6 +17,7 @@ public struct WebhookSettings: Sendable, Equatable {
     /// The event names of PROTOCOL 4, which `--webhook-events` may list.
     public static let knownEventNames: Set<String> = [
         "trip_created", "waypoint_reached", "waypoint_resumed", "arrived", "off_route", "back_on_route", "rerouted", "ended",
+        "signal_lost", "signal_back", "battery_low",  // PROTOCOL 18
     ]
 
     /// No webhooks: add URLs and a secret to enable them.

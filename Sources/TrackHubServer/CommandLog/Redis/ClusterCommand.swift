@@ -15,6 +15,10 @@ struct ClusterCommand: Codable, Sendable, Equatable {
         /// PROTOCOL 13: a share link issued (`jti`, `trip`, `expiresAt`, `issuedAt`) or
         /// revoked (`jti`; revoked at the entry's log time).
         case share, revokeShare = "share-revoke"
+        /// PROTOCOL 18: the trip's partition owner found it stale (`trip`, `lastFixT`: the
+        /// silence it judged); every node sends `signal_lost` at the entry's log time unless
+        /// a fix arrived since.
+        case signalLost = "signal-lost"
 
         /// Device commands go to their device's partition, so one device's changes are
         /// totally ordered; trip commands to their trip's.
@@ -51,10 +55,12 @@ struct ClusterCommand: Codable, Sendable, Equatable {
     var routerDurationS: Double?
     /// `route`: `off_route` for the hub's own reroute; nil: a client's `PUT`.
     var reason: String?
+    /// `signalLost`: the trip's `last_fix_t` when its owner found it stale.
+    var lastFixT: Int64?
 
     enum CodingKeys: String, CodingKey {
         case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f", device = "d", name = "n"
-        case jti = "j", expiresAt = "x", issuedAt = "i", routerDurationS = "rd", reason = "rr"
+        case jti = "j", expiresAt = "x", issuedAt = "i", routerDurationS = "rd", reason = "rr", lastFixT = "lf"
     }
 
     /// The router's answer this entry carries, if any.

@@ -97,12 +97,13 @@ final class ClusterFleet: Sendable {
         stopped.signal()
     }
 
-    /// `id lat lon status bearing` per line (trip ids and statuses have no spaces).
+    /// `id lat lon status bearing stale` per line (trip ids and statuses have no spaces;
+    /// `stale` is `1` or `0`, PROTOCOL 18; a line without it, from a hub before it, is not stale).
     static func encode(_ members: [FleetMember]) -> [UInt8] {
         var out = ""
-        out.reserveCapacity(members.count * 48)
+        out.reserveCapacity(members.count * 50)
         for m in members {
-            out += "\(m.id) \(m.position.lat) \(m.position.lon) \(m.status) \(m.bearing)\n"
+            out += "\(m.id) \(m.position.lat) \(m.position.lon) \(m.status) \(m.bearing) \(m.stale ? 1 : 0)\n"
         }
         return Array(out.utf8)
     }
@@ -111,12 +112,13 @@ final class ClusterFleet: Sendable {
         var members: [FleetMember] = []
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             let fields = line.split(separator: UInt8(ascii: " "))
-            guard fields.count == 5, let lat = Double(String(decoding: fields[1], as: UTF8.self)),
+            guard fields.count == 5 || fields.count == 6, let lat = Double(String(decoding: fields[1], as: UTF8.self)),
                 let lon = Double(String(decoding: fields[2], as: UTF8.self)),
                 let bearing = Double(String(decoding: fields[4], as: UTF8.self))
             else { continue }
             members.append(FleetMember(id: String(decoding: fields[0], as: UTF8.self), position: GeoPoint(lat: lat, lon: lon),
-                                       status: String(decoding: fields[3], as: UTF8.self), bearing: bearing))
+                                       status: String(decoding: fields[3], as: UTF8.self), bearing: bearing,
+                                       stale: fields.count == 6 && fields[5].first == UInt8(ascii: "1")))
         }
         return members
     }

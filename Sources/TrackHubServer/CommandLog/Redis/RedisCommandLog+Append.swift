@@ -94,4 +94,14 @@ extension RedisCommandLog {
             appendToLog(ClusterCommand(kind: .end, trip: id), reply: nil, now: now)
         }
     }
+
+    /// PROTOCOL 18: a trip found stale here (`SignalWatch`). Its partition's owner appends
+    /// `signal-lost` once, and every node sends the event when it applies the entry; asked
+    /// again 5 s later if it was not applied by then (an append Redis lost). Another node
+    /// looks again each second, in case it becomes the owner. Returns when to look again.
+    func requestSignalLost(trip id: String, lastFixT: Int64, now: Int64) -> Int64? {
+        guard state.parts[state.partition(of: id)].owned else { return now + 1000 }
+        appendToLog(ClusterCommand(kind: .signalLost, trip: id, lastFixT: lastFixT), reply: nil, now: now)
+        return now + 5000
+    }
 }

@@ -103,6 +103,7 @@ extension RedisCommandLog {
         case .proceed: applyProceed(trip: id, at: t, request: request)
         case .route: applyReroute(command, trip: id, at: t, request: request)
         case .end: applyEnd(trip: id, at: t, request: request)
+        case .signalLost: applySignalLost(command, trip: id, at: t)
         case .putDevice, .deleteDevice, .deviceSeen, .share, .revokeShare: break  // applyDeviceCommand, applyShareCommand
         }
         if services.trips[id] != nil { scheduleGridTicks(of: id, after: t) }
@@ -146,8 +147,16 @@ extension RedisCommandLog {
             verdicts.append(verdict)
             if verdict.refusal != .duplicate {
                 records.append(.fix(tripID: id, fix: fix, refusal: verdict.refusal, receivedAt: t))
+                // PROTOCOL 18: the entry's log time is the fix's arrival on every node; its
+                // signal_back (and battery_low) go out ahead of its segment and frames.
+                let signalEvents = services.trips.mutate(id) { $0.trip.noteStoredFix(fix, arrivedAt: t, now: t) } ?? []
+                services.publisher.storeAndSendAhead(signalEvents, trip: id)
             }
             if verdict.isApplied { services.publisher.applyCommittedFix(trip: id, fix: fix, now: t, receivedAt: t) }
+        }
+        if !records.isEmpty {
+            services.trips.markStateUnstored(id)  // refused fixes change last_fix_t and battery too
+            services.signals.watch(id)
         }
         // PROTOCOL 16: the node that appended the fixes (its courier's) looks for a new route,
         // so one search runs, not one per node; its result goes into the log like a PUT.
@@ -188,6 +197,16 @@ extension RedisCommandLog {
             answer(request) { [self] reply in services.tripsAPI.answerDone(reply, trip: id) }
             services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
         }
+    }
+
+    /// PROTOCOL 18: the partition's owner found the trip stale; every node sends
+    /// `signal_lost` at this log time, unless a fix arrived since the silence it judged (or
+    /// this silence was reported already: a command asked twice changes nothing).
+    private func applySignalLost(_ command: ClusterCommand, trip id: String, at t: Int64) {
+        guard let silence = command.lastFixT,
+            let event = services.trips.mutate(id, { $0.trip.signalLost(now: t, silenceSince: silence) }) ?? nil
+        else { return }
+        services.publisher.storeStateAndSend([event], trip: id)
     }
 
     private func applyEnd(trip id: String, at t: Int64, request: Int64?) {

@@ -79,7 +79,7 @@ extension RedisCommandLog {
             answer(request) { [self] reply in
                 if case .device(let connection, let source, _) = reply { services.replies.respondDevice(connection, source) }
             }
-        case .create, .route, .proceed, .end, .fixes, .share, .revokeShare:
+        case .create, .route, .proceed, .end, .fixes, .signalLost, .share, .revokeShare:
             break
         }
     }

@@ -128,6 +128,7 @@ extension RedisCommandLog {
                 return entry
             }
             if let next = record.nextTickAt { state.schedule.insert(record.trip.id, phase: state.phase(at: next)) }
+            services.signals.watch(record.trip.id)  // judged from the snapshot's last_fix_t (PROTOCOL 18)
             let firstN = record.trip.lastEventNumber - record.events.count + 1
             services.publisher.webhooks?.eventsStored(record.events.enumerated().map { (firstN + $0.offset, Array($0.element.utf8)) }, trip: record.trip.id)
         }

@@ -39,7 +39,7 @@ extension RedisCommandLog {
             }
             services.shares.revokeShareHere(known, at: t)
             answer(request) { [self] reply in services.shares.answerShareRevoked(reply, jti: jti) }
-        case .create, .route, .proceed, .end, .fixes, .putDevice, .deleteDevice, .deviceSeen:
+        case .create, .route, .proceed, .end, .fixes, .signalLost, .putDevice, .deleteDevice, .deviceSeen:
             break
         }
     }

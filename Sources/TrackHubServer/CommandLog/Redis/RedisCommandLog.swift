@@ -34,6 +34,10 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     init(services: HubServices, seeds: [RedisAddress]) {
         self.services = services
         self.seeds = seeds
+        // Stale is decided once, in the log (PROTOCOL 18): every node sends the same signal_lost.
+        services.signals.reportThroughLog = { [weak self] trip, lastFixT, now in
+            self?.requestSignalLost(trip: trip, lastFixT: lastFixT, now: now)
+        }
     }
 
     func restore() throws {
