@@ -75,11 +75,12 @@ export class CourierSignal {
   }
 }
 
-/** How long ago `ms` milliseconds was, in plain words: "just now", "40 seconds ago",
- *  "4 min ago", "2 h 5 min ago", "3 days ago". */
+/** How long ago `ms` milliseconds was, in plain words: "just now", "1 second ago",
+ *  "40 seconds ago", "4 min ago", "2 h 5 min ago", "3 days ago". */
 export function agoWords(ms) {
   const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 5) return "just now";
+  if (s < 1) return "just now";
+  if (s === 1) return "1 second ago";
   if (s < 60) return `${s} seconds ago`;
   const min = Math.floor(s / 60);
   if (min < 60) return `${min} min ago`;
