@@ -293,7 +293,8 @@ class CourierSignalPagesTest(unittest.TestCase):
             self.hub.create_trip(tid, route=[pt, [pt[0] + 0.01, pt[1] + 0.01]])
             for seq in (1, 2, 3):
                 self.assertTrue(courier.fix(tid, pt[0] + 0.0001 * seq, pt[1], t0 + seq * 5_000, seq=seq).get("applied"))
-        self.driver.get(f"{self.hub.base_url}/fleet?lat=38.7200&lon=-9.1345&zoom=15&token={self.viewer}")
+        fleet = self.hub.token(["fleet"])
+        self.driver.get(f"{self.hub.base_url}/fleet?lat=38.7200&lon=-9.1345&zoom=15&token={fleet}")
 
         def rider(tid):
             return self.js("""const e = document.querySelector(`[data-testid='fleet-rider'][data-trip='${arguments[0]}']`);
