@@ -164,7 +164,8 @@ export function mountTripView(main, tripId) {
     const flag = stale ? "true" : "false";
     statusEl.dataset.stale = flag;
     statusEl.classList.toggle("stale", stale);
-    if (staleWords.textContent !== (stale ? " (no signal)" : "")) staleWords.textContent = stale ? " (no signal)" : "";
+    const said = stale ? " (no signal)" : "";
+    if (staleWords.textContent !== said) staleWords.textContent = said;
     if (riderEl) riderEl.classList.toggle("stale", stale);
     lastUpdateEl.hidden = !stale;
     if (stale) {
