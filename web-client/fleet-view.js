@@ -1,6 +1,7 @@
 // The fleet (/fleet?lat=&lon=&zoom=): cluster bubbles and single riders from the
 // hub's `viewport`/`clusters` messages. Without lat/lon/zoom, it first asks for the
-// whole world at zoom 2 and fits the map to what it gets.
+// whole world at zoom 2 and fits the map to what it gets. A single rider whose courier has
+// gone silent (`stale`, PROTOCOL 18) is greyed.
 
 import { h, hubClient, connectionIndicator, makeMap, params, tripLink, reducedMotion, cardPadding } from "./util.js";
 
@@ -99,7 +100,7 @@ export function mountFleetView(main) {
       return L.divIcon({ className: "cluster-icon", html: bubble, iconSize: [size, size], iconAnchor: [size / 2, size / 2] });
     }
     const status = String(item.status || "moving").replace(/[^a-z_]/g, "");
-    return L.divIcon({ className: `fleet-rider-icon status-${status}`, html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [32, 32], iconAnchor: [16, 16] });
+    return L.divIcon({ className: `fleet-rider-icon status-${status}${item.stale === true ? " stale" : ""}`, html: `<div class="rider-arrow">${ARROW_SVG}</div>`, iconSize: [32, 32], iconAnchor: [16, 16] });
   }
 
   function decorate(el, item) {
@@ -114,7 +115,9 @@ export function mountFleetView(main) {
       el.setAttribute("data-testid", "fleet-rider");
       el.setAttribute("data-trip", item.trip || item.id);
       el.setAttribute("data-status", item.status || "");
-      el.setAttribute("aria-label", `Rider on trip ${item.trip || item.id}${item.status ? ` (${item.status.replace("_", " ")})` : ""}`);
+      el.setAttribute("data-stale", item.stale === true ? "true" : "false");
+      const state = [item.status ? item.status.replace("_", " ") : null, item.stale === true ? "no signal" : null].filter(Boolean).join(", ");
+      el.setAttribute("aria-label", `Rider on trip ${item.trip || item.id}${state ? ` (${state})` : ""}`);
       const arrow = el.firstElementChild;
       if (arrow && typeof item.bearing === "number") arrow.style.transform = `rotate(${item.bearing}deg)`;
     }
@@ -131,7 +134,7 @@ export function mountFleetView(main) {
     const seen = new Set();
     for (const item of msg.items || []) {
       seen.add(item.id);
-      const key = `${item.count > 1 ? "c" : "r"}:${item.count}:${item.status || ""}`;
+      const key = `${item.count > 1 ? "c" : "r"}:${item.count}:${item.status || ""}:${item.stale === true}`;
       let entry = markers.get(item.id);
       if (entry && entry.key !== key) { entry.marker.remove(); markers.delete(item.id); entry = null; }
       if (!entry) {

@@ -3,7 +3,9 @@
 // destination, and a card like an order on its way ("Arriving in 9 min", "Alex is bringing
 // your order", a progress bar, "Your order is here"). A page of its own: no navigation, no
 // trail, no other trip. It reuses the dashboard's modules for the protocol client, the
-// segment animation, the geometry and the map (with its offline vector basemap).
+// segment animation, the geometry and the map (with its offline vector basemap). When the
+// rider's phone goes silent (PROTOCOL 18) the card says "Last update N min ago" and the
+// marker is greyed, so a customer does not wait on a position that no longer moves.
 
 import { connect, pageHubUrl } from "./trackhub-client.js";
 import { SegmentAnimator } from "./segment-animator.js";
@@ -11,6 +13,7 @@ import { RouteSplit, doneAlongNow } from "./route-split.js";
 import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
 import { h, makeMap, reducedMotion, cardPadding } from "./util.js";
+import { CourierSignal, SIGNAL_TICK_MS } from "./courier-signal.js";
 
 /** How long the marker rests at the door once the order is there, before it is taken off. */
 const AT_DOOR_MS = 4000;
@@ -63,16 +66,18 @@ function mount(main) {
 
   // ---- DOM ------------------------------------------------------------------
   const mapEl = h("div", { class: "map", id: "share-map", role: "region", "aria-label": "Map of your order's way" });
-  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown" }, "Loading…");
+  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown", "data-stale": "false" }, "Loading…");
   const etaEl = h("h1", { class: "share-eta", "data-testid": "eta", "aria-live": "polite" }, "—");
   const riderEl = h("p", { class: "share-rider", "data-testid": "rider-name" }, "");
+  // While the rider's phone is silent: "Last update 4 min ago" (the hub's judgement, 18).
+  const lastUpdateEl = h("p", { class: "share-last-update", "data-testid": "last-update", hidden: true });
   const barFill = h("span", { class: "bar-fill" });
   barFill.style.width = "0%";
   const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Delivery progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
   const followBtn = h("button", { type: "button", class: "recenter", "data-testid": "follow", "aria-pressed": "true" }, "Follow the rider");
   const messageEl = h("p", { class: "share-message", "data-testid": "share-message", role: "alert", hidden: true });
-  const card = h("section", { class: "card share-card", "data-testid": "share-card", "data-status": "unknown", "aria-label": "Your order" },
-    etaEl, riderEl, bar, h("div", { class: "share-foot" }, statusEl, followBtn), messageEl);
+  const card = h("section", { class: "card share-card", "data-testid": "share-card", "data-status": "unknown", "data-stale": "false", "aria-label": "Your order" },
+    etaEl, riderEl, lastUpdateEl, bar, h("div", { class: "share-foot" }, statusEl, followBtn), messageEl);
   main.replaceChildren(h("div", { class: "share-layout" }, mapEl, card));
 
   function endWith(text, reason) {
@@ -107,6 +112,7 @@ function mount(main) {
     route: null, cum: null, routeLen: 0, destAlong: null, doneM: null,
     destination: null, fitted: false, over: false,
   };
+  const signal = new CourierSignal();
   let hub = null;
   const anim = new SegmentAnimator({ now: () => (hub ? hub.hubNow() : Date.now()) });
 
@@ -121,6 +127,22 @@ function mount(main) {
     const name = st.name || "Your rider";
     riderEl.textContent = st.status === "arrived" ? `Delivered by ${name}` : st.status === "ended" || st.status === "unknown" ? "" : `${name} is bringing your order`;
     document.title = `${headline(st.status, st.eta)} · Your order`;
+    renderSignal();
+  }
+
+  /** The stale look and "Last update …"; run on every change and every tick. */
+  function renderSignal() {
+    const stale = !st.over && signal.isStale(st.status);
+    const flag = stale ? "true" : "false";
+    card.dataset.stale = flag;
+    statusEl.dataset.stale = flag;
+    statusEl.classList.toggle("stale", stale);
+    if (markerEl) markerEl.classList.toggle("stale", stale);
+    lastUpdateEl.hidden = !stale;
+    if (stale) {
+      const words = signal.lastUpdateText(hub ? hub.hubNow() : Date.now());
+      if (lastUpdateEl.textContent !== words) lastUpdateEl.textContent = words;
+    }
   }
 
   function renderProgress(progress) {
@@ -164,6 +186,7 @@ function mount(main) {
     markerEl.setAttribute("data-testid", "rider-marker");
     markerEl.setAttribute("role", "img");
     markerEl.setAttribute("aria-label", st.name ? `${st.name}, your rider` : "Your rider");
+    markerEl.classList.toggle("stale", signal.isStale(st.status));
   }
 
   function removeMarker() {
@@ -192,6 +215,7 @@ function mount(main) {
     st.name = (s.rider && typeof s.rider.name === "string" && s.rider.name) || null;
     st.doneM = s.done_m;
     st.destAlong = s.done_m !== null && s.remaining_m !== null && s.done_m !== undefined ? s.done_m + s.remaining_m : null;
+    signal.fromSnapshot(s);
     setRoute(s.route);
     setDestination(s.destination);
     if (s.position) {
@@ -225,6 +249,7 @@ function mount(main) {
 
   function onEvent(ev, { replayed }) {
     if (replayed) return;
+    if (signal.onEvent(ev)) { renderSignal(); return; }
     if (ev.name === "arrived") { st.status = "arrived"; st.eta = 0; if (st.route) st.progress = 1; }
     else if (ev.name === "ended") st.status = "ended";
     else if (ev.name === "trip_created" && st.status === "unknown") st.status = "pending";
@@ -333,6 +358,8 @@ function mount(main) {
   }
   requestAnimationFrame(frame);
   setInterval(() => { if (performance.now() - lastDraw > 100) draw(); }, 100);
+  // "Last update N min ago" counts on without any message from the hub.
+  setInterval(renderSignal, SIGNAL_TICK_MS);
 
   // The camera follows the marker until the customer moves the map; the button brings it back.
   const stopFollowing = () => followBtn.setAttribute("aria-pressed", "false");

@@ -1,16 +1,22 @@
 // One trip (/trips/{id}): the map with the route (done part solid, left part dotted),
 // the animated rider marker, waypoints, destination, the trail on demand, and a card
-// with ETA, progress and status. Live through a `segments` subscription.
+// with ETA, progress and status. Live through a `segments` subscription. A courier gone
+// silent (PROTOCOL 18) greys the marker and the status, says "Last update N min ago", and
+// the card shows the phone's battery when it is known.
 
 import { SegmentAnimator } from "./segment-animator.js";
 import { RouteSplit, doneAlongNow } from "./route-split.js";
 import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
+import { CourierSignal, SIGNAL_TICK_MS, BATTERY_LOW_PERCENT, batteryText } from "./courier-signal.js";
 import {
   h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
   etaText, statusWords, formatDistance, cardPadding,
 } from "./util.js";
 
+
+/** How often the trip view asks the hub for the battery level (segments do not carry it). */
+const BATTERY_REFRESH_MS = 30000;
 
 function fmt(n) {
   return (Math.round(n * 1e6) / 1e6).toFixed(6);
@@ -24,13 +30,19 @@ export function mountTripView(main, tripId) {
   const mapEl = h("div", { class: "map", id: "trip-map", role: "region", "aria-label": `Map of trip ${tripId}` });
   const title = h("h1", { class: "card-title" }, tripId);
   const subtitle = h("p", { class: "card-sub mono" }, "");
-  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown", role: "status", "aria-live": "polite" }, "Loading…");
+  const statusEl = h("span", { class: "chip status-unknown", "data-testid": "trip-status", "data-status": "unknown", "data-stale": "false", role: "status", "aria-live": "polite" }, "Loading…");
   const etaEl = h("p", { class: "eta", "data-testid": "eta", "aria-live": "polite" }, "—");
   const barFill = h("span", { class: "bar-fill" });
   barFill.style.width = "0%";
   const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Trip progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
   const pctText = h("span", { class: "pct" }, "");
   const leftText = h("span", { class: "muted" }, "");
+  // The courier's signal: "No signal · Last update 4 min ago" while stale, the battery when known.
+  const lastUpdateEl = h("span", { class: "last-update", "data-testid": "last-update", hidden: true });
+  const batteryEl = h("span", { class: "battery", "data-testid": "battery", hidden: true });
+  const signalRow = h("p", { class: "signal-row", hidden: true }, lastUpdateEl, batteryEl);
+  // Said once by the status chip's live region when the signal goes: the ticking time is not.
+  const staleWords = h("span", { class: "visually-hidden" }, "");
   const stopsList = h("ol", { class: "stops", "aria-label": "Stops" });
   const followBtn = h("button", { type: "button", class: "toggle", "data-testid": "follow", "aria-pressed": reducedMotion() ? "false" : "true" },
     h("span", { class: "toggle-icon", "aria-hidden": "true" }, "◎"), " Follow rider");
@@ -57,6 +69,7 @@ export function mountTripView(main, tripId) {
     etaEl,
     h("div", { class: "progress-row" }, bar, pctText),
     h("div", { class: "progress-sub" }, leftText),
+    signalRow,
     banner,
     reroutedNote,
     stopsList,
@@ -92,6 +105,7 @@ export function mountTripView(main, tripId) {
     rider: null,
     fitted: false,
   };
+  const signal = new CourierSignal();
   const hub = hubClient((state) => setConn(state));
   const anim = new SegmentAnimator({ now: () => hub.hubNow() });
 
@@ -116,6 +130,7 @@ export function mountTripView(main, tripId) {
     statusEl.dataset.status = st.status;
     statusEl.className = `chip status-${st.status}`;
     statusEl.textContent = statusWords(st.status, { holdingStop: holdingStop() });
+    statusEl.append(staleWords);
     etaEl.textContent = st.status === "pending" ? "—" : etaText(st.status, st.eta);
     etaEl.dataset.etaS = st.eta === null || st.eta === undefined ? "" : String(st.eta);
     if (typeof st.progress === "number") {
@@ -140,6 +155,32 @@ export function mountTripView(main, tripId) {
     else if (st.status === "ended") { banner.hidden = false; banner.textContent = "This trip has ended."; }
     else banner.hidden = true;
     renderStops();
+    renderSignal();
+  }
+
+  /** The stale look, "Last update …" and the battery; run on every change and every tick. */
+  function renderSignal() {
+    const stale = signal.isStale(st.status);
+    const flag = stale ? "true" : "false";
+    statusEl.dataset.stale = flag;
+    statusEl.classList.toggle("stale", stale);
+    const said = stale ? " (no signal)" : "";
+    if (staleWords.textContent !== said) staleWords.textContent = said;
+    if (riderEl) riderEl.classList.toggle("stale", stale);
+    lastUpdateEl.hidden = !stale;
+    if (stale) {
+      const words = `No signal · ${signal.lastUpdateText(hub.hubNow())}`;
+      if (lastUpdateEl.textContent !== words) lastUpdateEl.textContent = words;
+      lastUpdateEl.dataset.lastFixT = signal.lastFixT === null ? "" : String(signal.lastFixT);
+    }
+    const known = signal.battery !== null;
+    batteryEl.hidden = !known;
+    if (known) {
+      batteryEl.textContent = batteryText(signal.battery);
+      batteryEl.dataset.battery = String(Math.round(signal.battery));
+      batteryEl.classList.toggle("low", signal.battery <= BATTERY_LOW_PERCENT);
+    }
+    signalRow.hidden = lastUpdateEl.hidden && batteryEl.hidden;
   }
 
   function renderStops() {
@@ -192,6 +233,7 @@ export function mountTripView(main, tripId) {
     riderEl.setAttribute("data-testid", "rider-marker");
     riderEl.setAttribute("role", "img");
     riderEl.setAttribute("aria-label", riderName());
+    riderEl.classList.toggle("stale", signal.isStale(st.status));
   }
 
   function showJump() {
@@ -237,6 +279,7 @@ export function mountTripView(main, tripId) {
     st.destAlong = s.done_m !== null && s.remaining_m !== null && s.done_m !== undefined ? s.done_m + s.remaining_m : null;
     st.holdingIndex = null;
     st.waypoints = (s.waypoints || []).map((w) => ({ ...w }));
+    signal.fromSnapshot(s);
     setRoute(s.route);
     setWaypoints();
     setDestination(s.destination);
@@ -275,6 +318,7 @@ export function mountTripView(main, tripId) {
   function onEvent(ev, { replayed }) {
     // Replayed events (after a reconnect) are history: the snapshot before them is the state.
     if (replayed) return;
+    if (signal.onEvent(ev)) { renderSignal(); return; }
     switch (ev.name) {
       case "waypoint_reached": {
         st.status = "holding";
@@ -365,6 +409,19 @@ export function mountTripView(main, tripId) {
   requestAnimationFrame(frame);
   // Background tabs get no animation frames: keep the drawn state current anyway.
   setInterval(() => { if (performance.now() - lastDraw > 100) draw(); }, 100);
+  // "Last update N min ago" counts on without any message from the hub.
+  setInterval(renderSignal, SIGNAL_TICK_MS);
+  // Segments carry no battery: the trip's own record brings the level now and then.
+  setInterval(refreshSignal, BATTERY_REFRESH_MS);
+  async function refreshSignal() {
+    if (document.hidden || !st.snap || st.status === "unknown" || st.status === "ended") return;
+    try {
+      signal.refresh(await getJSON(`/v1/trips/${encodeURIComponent(tripId)}`));
+      renderSignal();
+    } catch (_) {
+      // the live subscription says what matters; the next refresh tries again
+    }
+  }
 
   // ---- toggles --------------------------------------------------------------
   followBtn.addEventListener("click", () => {

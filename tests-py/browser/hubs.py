@@ -3,7 +3,8 @@
 TRACKHUB_BIN names it (the build's bin directory or the executable, as for every
 end-to-end test; scripts/test.sh sets it). `HubUnderTest` runs `trackhub serve` on
 127.0.0.1 with an ephemeral port, a temporary `--data` and this checkout's
-`web-client/` as `--web-root`, optionally secured with `--jwt-secret`, and offers:
+`web-client/` as `--web-root`, optionally secured with `--jwt-secret` and given more
+`serve` flags (`serve_args`; `serve_supports(flag)` says whether the binary has one), and offers:
   base_url, ws_url       where the pages and the WebSocket are
   create_trip(...)       POST /v1/trips (PROTOCOL 5), with an admin token when secured
   token(scopes, trips)   a JWT the hub accepts, from `trackhub token` (PROTOCOL 9)
@@ -38,12 +39,29 @@ SUBPROTOCOL = "trackhub.v1"
 WEB_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "web-client"))
 
 
+_SERVE_HELP = None
+
+
+def serve_supports(flag):
+    """Whether `trackhub serve --help` lists `flag` (a test of a newer flag skips without it)."""
+    global _SERVE_HELP
+    if _SERVE_HELP is None:
+        exe = trackhub_binary()
+        if not exe or not os.path.exists(exe):
+            return False
+        out = subprocess.run([exe, "serve", "--help"], env=clean_env(), stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=30)
+        _SERVE_HELP = out.stdout + out.stderr
+    return flag in _SERVE_HELP
+
+
 class HubUnderTest:
-    def __init__(self, jwt_secret=None):
+    def __init__(self, jwt_secret=None, serve_args=()):
         self.exe = trackhub_binary()
         if not self.exe or not os.path.exists(self.exe):
             raise FileNotFoundError(self.exe or SKIP_MESSAGE)
         self.jwt_secret = jwt_secret
+        self.serve_args = list(serve_args)
         self.data = tempfile.mkdtemp(prefix="trackhub-web-test-")
         self.listen = "127.0.0.1:0"
         self.proc = None
@@ -70,6 +88,7 @@ class HubUnderTest:
         args = [self.exe, "serve", "--listen", self.listen, "--data", self.data, "--web-root", WEB_ROOT]
         if self.jwt_secret:
             args += ["--jwt-secret", self.jwt_secret]
+        args += self.serve_args
         self.proc = subprocess.Popen(args, env=clean_env(), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         deadline = time.time() + 30
@@ -124,9 +143,9 @@ class HubUnderTest:
             return json.loads(r.read())
 
 
-def hub_under_test(jwt_secret=None):
-    """A fresh release hub (secured with `jwt_secret` if given), started."""
-    return HubUnderTest(jwt_secret)
+def hub_under_test(jwt_secret=None, serve_args=()):
+    """A fresh release hub (secured with `jwt_secret` if given, with `serve_args`), started."""
+    return HubUnderTest(jwt_secret, serve_args)
 
 
 class Courier:
@@ -151,8 +170,10 @@ class Courier:
             if reply.get("re") == rid:
                 return reply
 
-    def fix(self, trip, lon, lat, ts, seq=None, duration_ms=None, speed_mps=None):
+    def fix(self, trip, lon, lat, ts, seq=None, duration_ms=None, speed_mps=None, battery=None):
         msg = {"op": "fix", "trip": trip, "lat": lat, "lon": lon, "ts": int(ts)}
+        if battery is not None:
+            msg["battery"] = battery
         if seq is not None:
             msg["seq"] = seq
         if duration_ms is not None:
