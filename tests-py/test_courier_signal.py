@@ -50,6 +50,10 @@ from webhook_receiver import Receiver  # noqa: E402
 
 STALE_AFTER_MS = 1000
 STALE_AFTER = "1s"
+# Cadence off (PROTOCOL 18: `--cadence-idle 0`) wherever a test computes the stale threshold
+# from the courier's own rhythm: with cadence on, twice the interval asked of the courier is
+# one more floor (TestStaleWithCadence checks that one).
+NO_CADENCE = ("--cadence-idle", "0")
 # How late after the contract's threshold a signal_lost may come: the hub looks twice a
 # second (in quarter-second buckets); a loaded machine adds its own delay. A deadline, not
 # a speed being measured.
@@ -204,7 +208,7 @@ class SignalCase(SignalHelpers, hubproc.AsyncTestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.hub = HubProcess("--stale-after", STALE_AFTER, "--log-level", "warn", *cls.hub_args).start()
+        cls.hub = HubProcess("--stale-after", STALE_AFTER, *NO_CADENCE, "--log-level", "warn", *cls.hub_args).start()
 
     @classmethod
     def tearDownClass(cls):
@@ -353,6 +357,41 @@ class TestStale(SignalCase):
         lost = await self.wait_event(watch, "door", "signal_lost")
         self.assert_on_time(lost, arrivals, holding=True)
         self.assertTrue(self.trip("door")["stale"])
+
+
+class TestStaleWithCadence(SignalHelpers, hubproc.AsyncTestCase):
+    """PROTOCOL 18: twice the longest interval the hub asked of the courier in the last 2
+    minutes is a floor of the stale rule, so a courier that follows an idle cadence is not
+    judged silent by its earlier, faster rhythm."""
+
+    IDLE_MS = 5000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.hub = HubProcess("--stale-after", STALE_AFTER, "--cadence-idle", f"{cls.IDLE_MS}ms", "--log-level", "warn").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.hub.stop()
+
+    async def test_a_courier_told_an_idle_cadence_is_not_stale_before_twice_it(self):
+        self.hub.create_trip(id="idle", route=ROUTE)  # nobody subscribes: unwatched, so idle
+        c = await self.client()
+        courier = Courier("idle")
+        arrivals = await self.drive(c, courier, 10, 1.0)  # a 1 s rhythm: on its own, stale after 3 s
+        # Sent after the first ack (the acks were waited for past it: look in the log).
+        told = next(m for _, m in c.log if isinstance(m, dict) and m.get("type") == "cadence" and m.get("trip") == "idle")
+        self.assertEqual((told["interval_ms"], told["watched"]), (self.IDLE_MS, False), told)
+        own_threshold = threshold_ms(arrivals)
+        self.assertLess(own_threshold + LATE_MARGIN_MS, 2 * self.IDLE_MS)
+        # Past the courier's own threshold (with the margin), short of twice the idle cadence.
+        await self.until_hub_time(c, arrivals[-1] + own_threshold + LATE_MARGIN_MS)
+        self.assertLess(await self.hub_time(c), arrivals[-1] + 2 * self.IDLE_MS)
+        self.assertFalse(self.trip("idle")["stale"])
+        # Silent for longer than twice what it was asked: now it is stale.
+        doc = await self.eventually(lambda: ((d := self.trip("idle"))["stale"] is True, d), "the trip stale after twice the idle cadence")
+        self.assertGreaterEqual(await self.hub_time(c), arrivals[-1] + 2 * self.IDLE_MS)
+        self.assertEqual(doc["last_fix_t"], arrivals[-1])
 
 
 class TestBattery(SignalCase):
@@ -519,7 +558,7 @@ class TestRestart(SignalHelpers, hubproc.AsyncTestCase):
         tmp = tempfile.TemporaryDirectory(prefix="trackhub-signal-")
         self.addCleanup(tmp.cleanup)
         data = os.path.join(tmp.name, "data")
-        self.hub = HubProcess("--stale-after", STALE_AFTER, "--data", data).start()
+        self.hub = HubProcess("--stale-after", STALE_AFTER, *NO_CADENCE, "--data", data).start()
         self.addCleanup(lambda: self.hub.stop())
         self.hub.create_trip(id="gone", route=ROUTE)
         self.hub.create_trip(id="quiet", route=ROUTE)
@@ -535,7 +574,7 @@ class TestRestart(SignalHelpers, hubproc.AsyncTestCase):
         self.assertEqual(self.hub.stop(), 0)
 
         # Started again with the setting from the environment (TRACKHUB_STALE_AFTER).
-        self.hub = HubProcess("--data", data, env={"TRACKHUB_STALE_AFTER": STALE_AFTER}).start()
+        self.hub = HubProcess("--data", data, *NO_CADENCE, env={"TRACKHUB_STALE_AFTER": STALE_AFTER}).start()
         after = {t: self.trip(t) for t in ("gone", "quiet")}
         for trip in ("gone", "quiet"):
             self.assertEqual((after[trip]["last_fix_t"], after[trip]["battery"]),
@@ -589,7 +628,7 @@ class TestCluster(SignalHelpers, hubproc.AsyncTestCase):
         self.redis.start()
         self.hubs = {}
         for name in "ABC":
-            hub = HubProcess("--cluster", self.redis.url, "--tick-hz", "10", "--stale-after", STALE_AFTER,
+            hub = HubProcess("--cluster", self.redis.url, "--tick-hz", "10", "--stale-after", STALE_AFTER, *NO_CADENCE,
                              "--log-level", "warn")
             self.addCleanup(hub.stop, 10)
             self.hubs[name] = hub.start()
