@@ -46,8 +46,11 @@ def summary(rows, horizon_index):
 
 
 def cell(x):
-    """A signed whole number of seconds, or an en dash for none."""
-    return "–" if x is None else f"{x:+.0f}"
+    """A signed whole number of seconds (0 unsigned), or an en dash for none."""
+    if x is None:
+        return "–"
+    whole = round(x)
+    return "0" if whole == 0 else f"{whole:+d}"
 
 
 def table(rows):

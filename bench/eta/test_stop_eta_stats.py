@@ -39,6 +39,9 @@ class SummaryTests(unittest.TestCase):
         self.assertIn("| stops | +12 / +12 (1 of 1) | -4 / -4 (1 of 1) | – / – (0 of 1) |", text)
         self.assertIn("| destination | – / – (0 of 1) |", text)
 
+    def test_a_cell_rounds_to_whole_seconds_and_zero_has_no_sign(self):
+        self.assertEqual([stats.cell(x) for x in (-0.4, 0.4, 2.6, -12.5, None)], ["0", "0", "+3", "-12", "–"])
+
 
 if __name__ == "__main__":
     unittest.main()
