@@ -113,6 +113,7 @@ enum CourierMessages {
         return w.finish()
     }
 
+    /// Writes `{"lat":…,"lon":…}` (the encoder's own point writer is internal to TrackHubProtocol).
     private static func writePoint(_ w: inout JSONWriter, _ point: GeoPoint) {
         w.beginObject()
         w.coordinateField("lat", point.lat)
