@@ -321,5 +321,47 @@ class TestSimulate(unittest.TestCase):
         self.assertIn("--hub", result.stderr)
 
 
+class TestSimulateStops(unittest.TestCase):
+    """`simulate --stops N` (PROTOCOL 17): delivery rounds the hub takes as stops."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="trackhub-sim-stops-")
+        self.addCleanup(self.tmp.cleanup)
+        self.hub = HubProcess().start()
+        self.addCleanup(self.hub.stop)
+
+    def simulate(self, *flags):
+        return subprocess.run(
+            [hubproc.require_binary(), "simulate", "--hub", self.hub.http_url, *flags],
+            env=hubproc.clean_env(), cwd=self.tmp.name, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=EXIT_DEADLINE_S)
+
+    def test_every_trip_has_the_stops_with_ids_names_and_dwells_and_riders_proceed_at_them(self):
+        # 20 s of wall clock at 60x is 20 min of riding: rounds of a few km with 3 stops of
+        # at most 3 min each fit, so stops are reached and left.
+        result = self.simulate("--riders", "2", "--speedup", "60", "--stops", "3", "--duration", "20s")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        summary = [line for line in result.stderr.splitlines() if "trips started" in line]
+        self.assertEqual(len(summary), 1, result.stderr)
+        self.assertRegex(summary[0], r"waypoint_resumed [1-9]")
+        status, trips, _ = self.hub.http("GET", "/v1/trips")
+        self.assertEqual(status, 200)
+        ids = [t["id"] if isinstance(t, dict) and "id" in t else t.get("trip") for t in (trips.get("trips") if isinstance(trips, dict) else trips)]
+        self.assertTrue(ids)
+        for trip in ids:
+            status, body, _ = self.hub.http("GET", f"/v1/trips/{trip}")
+            self.assertEqual(status, 200)
+            stops = body["waypoints"]
+            self.assertEqual([w["id"] for w in stops], ["stop-1", "stop-2", "stop-3"])
+            for w in stops:
+                self.assertTrue(w["name"])
+                self.assertTrue(30 <= w["dwell_s"] <= 180, w)
+
+    def test_a_stop_count_out_of_range_exits_2(self):
+        for bad in ("0", "21", "x"):
+            result = self.simulate("--stops", bad, "--duration", "1s")
+            self.assertEqual(result.returncode, 2, (bad, result.stderr))
+            self.assertIn("--stops", result.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

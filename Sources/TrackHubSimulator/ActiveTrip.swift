@@ -8,6 +8,9 @@ struct ActiveTrip: Sendable {
         var index: Int
         var along: Double
         var visited: Bool
+        /// `--stops`: the stop's planned dwell (device seconds), waited exactly; nil: a plain
+        /// via point, which waits a random `dwellS`.
+        var plannedDwellS: Int? = nil
     }
 
     /// An off-route excursion under way: a path away from the route and back to it.

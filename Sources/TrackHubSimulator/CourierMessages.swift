@@ -77,6 +77,50 @@ enum CourierMessages {
             route: route.map { .points($0.points) }, waypoints: route == nil ? [] : waypoints, rider: rider))
     }
 
+    /// `POST /v1/trips` body of a multi-stop trip (PROTOCOL 17): the route, and each stop as
+    /// a waypoint `{lat, lon, id, name, dwell_s}`; with `routed`, `origin` and `destination`
+    /// instead of the route, for the hub's router (PROTOCOL 16).
+    static func createTrip(route: Route, stops: [PlannedStop], routed: Bool, riderID: String, riderName: String) -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 256 + route.points.count * 24 + stops.count * 120)
+        w.beginObject()
+        if routed {
+            w.key("origin")
+            writePoint(&w, route.points[0])
+        } else {
+            w.key("route")
+            w.beginArray()
+            for point in route.points { w.lonLat(lon: point.lon, lat: point.lat) }
+            w.endArray()
+        }
+        w.key("waypoints")
+        w.beginArray()
+        for stop in stops {
+            w.beginObject()
+            w.coordinateField("lat", stop.point.lat)
+            w.coordinateField("lon", stop.point.lon)
+            w.field("id", stop.id)
+            w.field("name", stop.name)
+            w.field("dwell_s", stop.dwellS)
+            w.endObject()
+        }
+        w.endArray()
+        if routed {
+            w.key("destination")
+            writePoint(&w, route.end)
+        }
+        w.field("rider", JSONValue.object(["id": .string(riderID), "name": .string(riderName)]))
+        w.endObject()
+        return w.finish()
+    }
+
+    /// Writes `{"lat":…,"lon":…}` (the encoder's own point writer is internal to TrackHubProtocol).
+    private static func writePoint(_ w: inout JSONWriter, _ point: GeoPoint) {
+        w.beginObject()
+        w.coordinateField("lat", point.lat)
+        w.coordinateField("lon", point.lon)
+        w.endObject()
+    }
+
     /// `POST /v1/trips` body of a trip from its stops alone (PROTOCOL 16): where the rider
     /// starts, the via points and the destination; the hub's router finds the route.
     static func createTripFromStops(origin: GeoPoint, waypoints: [GeoPoint], destination: GeoPoint, riderID: String, riderName: String) -> [UInt8] {

@@ -17,7 +17,11 @@ extension SimulatedCourier {
             let stops = plan.waypointAlongs.map { plan.route.point(atDistance: $0) }
             // PROTOCOL 16: some Helsinki trips give only their stops; the rider still drives its
             // own plan, and where the hub's route differs the hub reroutes it.
-            if settings.fromStopsShare > 0, plan.graphPath != nil, planRNG.chance(settings.fromStopsShare) {
+            let routed = settings.fromStopsShare > 0 && plan.graphPath != nil && planRNG.chance(settings.fromStopsShare)
+            if let planned = plan.stops(rider: rider) {
+                body = CourierMessages.createTrip(
+                    route: plan.route, stops: planned, routed: routed, riderID: "sim-\(rider + 1)", riderName: riderName)
+            } else if routed {
                 body = CourierMessages.createTripFromStops(
                     origin: plan.route.points[0], waypoints: stops, destination: plan.route.end,
                     riderID: "sim-\(rider + 1)", riderName: riderName)
@@ -51,7 +55,9 @@ extension SimulatedCourier {
             // length, so no fix is ever ahead of the hub's clock (PROTOCOL 3).
             let anchor = now - Int64(Double(plan.estimatedDurationMs(settings: settings)) * slowdown)
             var t = ActiveTrip(id: id, route: plan.route, graphPath: plan.graphPath, createdAt: now, anchorTs: anchor, nextFixAt: now)
-            t.waypoints = plan.waypointAlongs.enumerated().map { ActiveTrip.Waypoint(index: $0.offset, along: $0.element, visited: false) }
+            t.waypoints = plan.waypointAlongs.enumerated().map { k, along in
+                ActiveTrip.Waypoint(index: k, along: along, visited: false, plannedDwellS: k < plan.stopDwellS.count ? plan.stopDwellS[k] : nil)
+            }
             t.baseSpeed = plan.baseSpeedMps
             t.speed = plan.baseSpeedMps
             t.excursionAtM = plan.excursionAtM

@@ -189,10 +189,10 @@ public struct SimulatedCourier: Sendable {
             guard tripID == trip?.id else { return [] }
             switch (name, phase) {
             case ("waypoint_reached", .awaitingWaypoint(let waiting, _)) where index == waiting:
-                phase = .holding(index: waiting, proceedAt: now + wallMs(planRNG.uniform(settings.dwellS)))
+                phase = .holding(index: waiting, proceedAt: now + wallMs(dwellS(at: waiting)))
             case ("waypoint_reached", .driving):
                 // Not expected (the rider stops short of via points); stop sending fixes anyway.
-                phase = .holding(index: index ?? 0, proceedAt: now + wallMs(planRNG.uniform(settings.dwellS)))
+                phase = .holding(index: index ?? 0, proceedAt: now + wallMs(dwellS(at: index ?? 0)))
             case ("arrived", .awaitingArrival), ("arrived", .driving):
                 phase = .atDestination(endAt: now + wallMs(planRNG.uniform(settings.arrivalDwellS)))
             default: break
@@ -248,7 +248,7 @@ public struct SimulatedCourier: Sendable {
                 t.graphPath = nil
                 t.waypoints = t.waypoints.compactMap { wp in
                     guard !wp.visited, let shift else { return nil }
-                    return ActiveTrip.Waypoint(index: wp.index, along: wp.along - shift, visited: false)
+                    return ActiveTrip.Waypoint(index: wp.index, along: wp.along - shift, visited: false, plannedDwellS: wp.plannedDwellS)
                 }
                 trip = t
             } else {
@@ -272,6 +272,13 @@ public struct SimulatedCourier: Sendable {
         default:
             return []
         }
+    }
+
+    /// How long the rider waits at waypoint `index` (device seconds): a stop's planned dwell,
+    /// else a random pause from `dwellS`.
+    mutating func dwellS(at index: Int) -> Double {
+        if let planned = trip?.waypoints.first(where: { $0.index == index })?.plannedDwellS { return Double(planned) }
+        return planRNG.uniform(settings.dwellS)
     }
 
     mutating func takeMessageID(_ kind: Pending) -> Int {

@@ -13,6 +13,13 @@ public struct SimulationSettings: Sendable {
     public var skewMarginMs: Int64 = 30_000
     /// Via points per synthetic trip.
     public var waypointsPerTrip = 1...2
+    /// `simulate --stops N`: every synthetic trip is a multi-stop delivery with exactly N
+    /// stops (PROTOCOL 17: waypoints with an `id`, a `name` and a planned `dwell_s`) instead
+    /// of `waypointsPerTrip` anonymous via points; nil: the via points as before.
+    public var stopsPerTrip: Int?
+    /// The planned dwell of a stop (device seconds, drawn per stop): the courier waits that
+    /// long after the hub confirms the stop, then sends `proceed`.
+    public var stopDwellS = 30.0...180.0
     /// Chance that a trip has an off-route excursion.
     public var excursionProbability = 0.5
     /// Chance that a trip is rerouted.

@@ -35,6 +35,11 @@ enum SimulateCommand {
       --from-stops SHARE     0–1: this share of the Helsinki trips is created from its stops alone
                              (origin, via points, destination) for a hub with --router to route
                              (default 0; docs/routing.md)
+      --stops N              1–20: every synthetic trip is a delivery round with N stops, each a
+                             waypoint with an id (stop-1, …), a name and a planned dwell_s of
+                             30–180 s; the courier waits that dwell after the hub confirms the
+                             stop, then sends proceed (PROTOCOL 17; docs/simulator.md). Default:
+                             1–2 plain via points with a random pause
       --ignore-cadence       send at the riders' own fixed rhythm (a fix every 1-3 s of device
                              time) even when the hub asks for another interval; by default riders
                              follow the hub's cadence messages (and OwnTracks riders its
@@ -52,7 +57,7 @@ enum SimulateCommand {
     """
 
     static let flagNames: Set<String> = [
-        "hub", "riders", "speedup", "seed", "token", "replay", "protocol", "samples", "max-clock-skew", "duration", "event-loop", "from-stops",
+        "hub", "riders", "speedup", "seed", "token", "replay", "protocol", "samples", "max-clock-skew", "duration", "event-loop", "from-stops", "stops",
     ]
 
     struct Options {
@@ -82,6 +87,7 @@ enum SimulateCommand {
         options.settings.riders = try flags.int("riders", range: 1...10_000) ?? 20
         options.settings.speedup = try flags.double("speedup", range: 0.1...1000) ?? 1
         options.settings.fromStopsShare = try flags.double("from-stops", range: 0...1) ?? 0
+        options.settings.stopsPerTrip = try flags.int("stops", range: 1...20)
         if let seed = flags.string("seed") {
             guard let value = UInt64(seed) else { throw UsageError("--seed: \(seed) is not a non-negative integer") }
             options.settings.seed = value

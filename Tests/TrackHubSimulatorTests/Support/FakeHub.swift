@@ -14,6 +14,9 @@ struct FakeHub {
         var destination: GeoPoint?
         var holding = false
         var arrived = false
+        /// When each `waypoint_reached` was sent and each `proceed` came, in order.
+        var reachedAt: [Int64] = []
+        var proceededAt: [Int64] = []
     }
 
     struct SentFix {
@@ -93,6 +96,7 @@ struct FakeHub {
                     if state.visited < state.waypoints.count {
                         if Geodesy.distanceM(here, state.waypoints[state.visited]) < 20 {
                             state.holding = true
+                            state.reachedAt.append(now)
                             events.append(reply(rider, #"{"type":"event","trip":"\#(trip)","n":1,"name":"waypoint_reached","index":\#(state.visited)}"#))
                         }
                     } else if let destination = state.destination, Geodesy.distanceM(here, destination) < 20 {
@@ -107,6 +111,7 @@ struct FakeHub {
                     return [reply(rider, #"{"type":"error","re":\#(id),"code":"conflict","message":"trip is not holding"}"#)]
                 }
                 state.holding = false
+                state.proceededAt.append(now)
                 state.visited += 1
                 trips[trip] = state
                 return [reply(rider, #"{"type":"ack","re":\#(id),"trip":"\#(trip)","applied":true}"#),
