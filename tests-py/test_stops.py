@@ -165,14 +165,14 @@ class StopsHubTest(hubproc.AsyncTestCase):
 
         # Frames to b: remaining_m and progress to b's projection; the trip viewer's are to
         # the destination, for the same seq.
-        fb = await follower_b.wait_type("frame", REPLY_DEADLINE_S, trip=trip)
+        fb = await follower_b.wait_for(lambda m: m.get("type") == "frame" and m.get("eta_s") is not None, REPLY_DEADLINE_S)
         fv = await viewer.wait_for(lambda m: m.get("type") == "frame" and m.get("seq") == fb["seq"], REPLY_DEADLINE_S)
         self.assertAlmostEqual(fb["remaining_m"], 400 - fb["done_m"], delta=1.0)
         self.assertAlmostEqual(fb["progress"], fb["done_m"] / (400.0), delta=0.01)
         self.assertGreater(fv["remaining_m"], fb["remaining_m"] + 300)
         self.assertLess(fb["eta_s"], fv["eta_s"])
         self.assertEqual((fb["lat"], fb["lon"]), (fv["lat"], fv["lon"]))
-        sb = await segs_b.wait_type("segment", REPLY_DEADLINE_S, trip=trip)
+        sb = await segs_b.wait_for(lambda m: m.get("type") == "segment" and m.get("done_m") is not None, REPLY_DEADLINE_S)
         self.assertAlmostEqual(sb["remaining_m"], 400 - sb["done_m"], delta=1.0)
         self.assertLessEqual(sb["progress_to"], 1)
 
@@ -257,8 +257,7 @@ class StopsClusterTest(test_cluster.ClusterTestCase):
         for name, c in followers.items():
             frames[name] = await c.wait_for(lambda m: m.get("type") == "frame" and m.get("status") == "moving"
                                             and m.get("done_m", 0) > 240, REPLY_DEADLINE_S)
-        reached = await followers["B"].wait_for(lambda m: m.get("type") == "event" and m.get("name") == "waypoint_reached",
-                                                REPLY_DEADLINE_S)
+        reached = await self.wait_event(followers["B"], trip, "waypoint_reached")
         self.assertEqual((reached["stop"], reached["stop_name"]), ("a", "Ann"))
         for f in frames.values():
             self.assertAlmostEqual(f["remaining_m"], 600 - f["done_m"], delta=1.0)

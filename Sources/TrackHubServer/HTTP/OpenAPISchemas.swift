@@ -154,7 +154,13 @@ enum OpenAPISchemas {
             ("route_source", ["description": "router: found by the hub (PROTOCOL 16); client: given", "type": ["string", "null"], "enum": ["client", "router", .null]]),
             ("waypoints", array(object([
                 ("index", integer), ("lat", number), ("lon", number), ("visited", boolean),
-            ], required: ["index", "lat", "lon", "visited"]))),
+                // PROTOCOL 17: stops.
+                ("id", ["description": "the stop's id; null when not given", "type": ["string", "null"]]),
+                ("name", ["description": "the stop's name; null when not given", "type": ["string", "null"]]),
+                ("dwell_s", ["type": "integer", "minimum": 0, "maximum": 3600]),
+                ("eta_s", ["description": "seconds to it, the dwells of the unvisited waypoints before it included; 0 while held there; null once visited or while the trip's own is", "type": ["integer", "null"]]),
+                ("remaining_m", ["description": "metres along the route to it; 0 while held there; null once visited or while the trip's own is", "type": ["number", "null"]]),
+            ], required: ["index", "lat", "lon", "visited", "id", "name", "dwell_s", "eta_s", "remaining_m"]))),
             ("destination", nullable(ref("Point"))),
             ("position", nullable(ref("Point"))),
             ("bearing", ["type": ["number", "null"], "minimum": 0, "exclusiveMaximum": 360]),
@@ -217,7 +223,7 @@ enum OpenAPISchemas {
             "route": ref("Line"),
             "route_polyline": ["type": "string", "description": "Google encoded polyline, precision 5"],
             "origin": ["description": "instead of route: where the rider starts; the hub's router finds the route through the waypoints to destination (required then)", "$ref": "#/components/schemas/Point"],
-            "waypoints": array(ref("Point"), max: 1000),
+            "waypoints": array(waypointInput, max: 1000),
             "destination": ref("Point"),
             "rider": ["type": "object", "properties": ["id": [:], "name": [:]]],
             "config": ref("Config"),
@@ -228,9 +234,21 @@ enum OpenAPISchemas {
         ["type": "object", "description": "route or route_polyline is required", "properties": [
             "route": ref("Line"),
             "route_polyline": string,
-            "waypoints": array(ref("Point")),
+            "waypoints": array(waypointInput),
             "destination": ref("Point"),
         ]]
+    }
+
+    /// A waypoint as a request gives it (PROTOCOL 17): a point with the stop's `id`, `name`
+    /// and `dwell_s`.
+    static var waypointInput: JSONValue {
+        object([
+            ("lat", ["type": "number", "minimum": -90, "maximum": 90]),
+            ("lon", ["type": "number", "minimum": -180, "maximum": 180]),
+            ("id", ["description": "unique among the trip's waypoints", "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"]),
+            ("name", ["type": "string", "maxLength": 200]),
+            ("dwell_s", ["description": "seconds expected there", "type": "integer", "minimum": 0, "maximum": 3600, "default": 0]),
+        ], required: ["lat", "lon"])
     }
 
     static var fix: JSONValue {

@@ -94,7 +94,7 @@ final class HubMetrics {
         metric("trackhub_fix_store_lookups_total", "counter", "Fix batches checked against the store for duplicates memory had forgotten.", Double(fixStoreLookups))
         metric("trackhub_acks_out_total", "counter", "Acks sent after commit.", Double(acksOut))
         metric("trackhub_cadence_messages_total", "counter", "How often couriers were asked for a new fix interval: WebSocket cadence messages and OwnTracks configurations sent.", Double(cadenceMessages))
-        metric("trackhub_frames_encoded_total", "counter", "Frames encoded (once per trip per tick).", Double(framesEncoded))
+        metric("trackhub_frames_encoded_total", "counter", "Frames encoded (once per trip per tick, and once per stop followed, PROTOCOL 17).", Double(framesEncoded))
         metric("trackhub_frames_out_total", "counter", "Frames written to subscribers.", Double(framesOut))
         metric("trackhub_segments_out_total", "counter", "Segments written to subscribers.", Double(segmentsOut))
         metric("trackhub_events_out_total", "counter", "Events written to subscribers.", Double(eventsOut))
