@@ -15,6 +15,11 @@ struct Grants: Sendable, Equatable {
     /// True once the connection's share link was revoked: every op that needs a token is then
     /// `unauthorized`, as with no token, but the connection is not closed for lacking one.
     var isRevoked = false
+    /// The stop a share token's link follows (PROTOCOL 17: its `stop` claim); nil for a link
+    /// for the whole trip and for other tokens.
+    var shareStop: String?
+    /// A share token's `visible_within_stops` claim (0 when absent).
+    var visibleWithinStops = 0
 
     static let everything = Grants(scopes: [.courier, .viewer, .fleet, .admin], trips: nil, expiresAt: nil, isAuthenticated: true)
     static let nothing = Grants(scopes: [], trips: [], expiresAt: nil, isAuthenticated: false)
@@ -32,6 +37,10 @@ struct Grants: Sendable, Equatable {
         self.init(
             scopes: scopes, trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true,
             shareID: scopes.contains(.share) ? claims.jti : nil)
+        if scopes.contains(.share) {
+            shareStop = claims.stop
+            visibleWithinStops = claims.visibleWithinStops
+        }
     }
 
     /// What is left of a connection's grants once its share link is revoked: nothing, until a
