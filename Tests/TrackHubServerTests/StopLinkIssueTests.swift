@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+@testable import TrackHubServer
+import TrackHubTesting
+
+/// PROTOCOL 17: `POST /v1/trips/{id}/share` with `stop` and `visible_within_stops`.
+@Suite struct StopLinkIssueTests {
+    typealias Links = ShareLinkTests
+
+    @Test func aLinkForTheDestinationCarriesItsClaims() throws {
+        try Links().withSecuredHub { hub, _ in
+            let body = try Links().share(hub, "S1", ["stop": "destination", "visible_within_stops": 3])
+            let token = try #require(body["token"] as? String)
+            let claims = try JWT.verify(token, secret: Links.secret, nowMs: nowMillis()).get()
+            #expect(claims.stop == "destination" && claims.visibleWithinStops == 3)
+            let plain = try #require(try Links().share(hub, "S1")["token"] as? String)
+            #expect(try JWT.verify(plain, secret: Links.secret, nowMs: nowMillis()).get().stop == nil)
+        }
+    }
+
+    @Test func anUnknownStopOrABadCountIsABadRequestNamingIt() throws {
+        try Links().withSecuredHub { hub, _ in
+            for (body, field) in [(["stop": "no-such-stop"] as [String: Any], "stop"), (["stop": 7], "stop"),
+                                  (["stop": "destination", "visible_within_stops": 101], "visible_within_stops")] {
+                let (status, json) = try hub.httpJSON("POST", "/v1/trips/S1/share", json: body, headers: Links.admin)
+                #expect(status == 400, "\(body): \(status)")
+                #expect(TestHub.errorOf(json).message.contains(field), "\(json)")
+            }
+        }
+    }
+}
