@@ -103,3 +103,26 @@ import Testing
         }
     }
 }
+
+/// PROTOCOL 17's status while hidden and the events a stop link gets.
+@Suite struct StopLinkStandingTests {
+    @Test func hiddenStatusReadsMovingUnlessPendingArrivedOrEnded() {
+        for status in TripStatus.allCases {
+            #expect(StopVisibility.status(status, courierShown: true) == status)
+            let hidden = StopVisibility.status(status, courierShown: false)
+            #expect(hidden == ([.pending, .arrived, .ended].contains(status) ? status : .moving), "\(status)")
+        }
+    }
+
+    @Test func onlyItsOwnStopsEventsEndedAndTheSignalReachIt() {
+        let all: [TripEventKind] = [
+            .tripCreated, .waypointReached(index: 1, remainingWaypoints: 1), .waypointReached(index: 2, remainingWaypoints: 0),
+            .waypointResumed(index: 2, remainingWaypoints: 0), .arrived, .offRoute(distanceM: 80), .backOnRoute,
+            .rerouted(reason: nil), .ended, .signalLost(lastFixT: 1, battery: 40), .signalBack(gapMs: 5), .batteryLow(battery: 9),
+        ]
+        let forStop2 = all.filter { StopVisibility.letsThrough($0, ownWaypointIndex: 2, followsDestination: false) }
+        #expect(forStop2 == [.waypointReached(index: 2, remainingWaypoints: 0), .ended, .signalLost(lastFixT: 1, battery: 40), .signalBack(gapMs: 5)])
+        let forDestination = all.filter { StopVisibility.letsThrough($0, ownWaypointIndex: nil, followsDestination: true) }
+        #expect(forDestination == [.arrived, .ended, .signalLost(lastFixT: 1, battery: 40), .signalBack(gapMs: 5)])
+    }
+}
