@@ -28,4 +28,15 @@ import TrackHubTesting
             }
         }
     }
+
+    /// Until its delivery exists, a stop link's token sees nothing rather than the whole trip
+    /// (which would show it every other stop).
+    @Test func aStopLinksTokenFailsClosedUntilItsDeliveryExists() throws {
+        try Links().withSecuredHub { hub, _ in
+            let stopToken = try #require(try Links().share(hub, "S1", ["stop": "destination"])["token"] as? String)
+            let plainToken = try #require(try Links().share(hub, "S1")["token"] as? String)
+            #expect(try hub.httpJSON("GET", "/v1/trips/S1", headers: bearer(plainToken)).status == 200)
+            #expect(try hub.httpJSON("GET", "/v1/trips/S1", headers: bearer(stopToken)).status == 403)
+        }
+    }
 }

@@ -76,8 +76,12 @@ struct Grants: Sendable, Equatable {
 
     /// A share token's one trip, as a customer sees it (PROTOCOL 13): only a token that lists
     /// exactly that trip (a share token naming `*` or several trips sees none).
+    ///
+    /// A link for one stop (a `stop` claim, PROTOCOL 17) sees nothing yet: its delivery (only
+    /// its own stop, the courier only when near) is not built, and the section 13 view would
+    /// show it every other customer's stop. Failing closed keeps that from ever leaking.
     func allowsCustomerView(_ trip: String) -> Bool {
-        scopes.contains(.share) && trips?.count == 1 && trips?.contains(trip) == true
+        scopes.contains(.share) && shareStop == nil && trips?.count == 1 && trips?.contains(trip) == true
     }
 
     /// True when this connection sees `trip` only as a customer does: rider without id,
