@@ -20,6 +20,19 @@ public struct StopLinkSight: Sendable, Equatable {
     public var status: TripStatus
     /// Every other waypoint's point, visited or not: what nothing shown may come near.
     public var otherStops: [GeoPoint]
+
+    /// A sight as given (`Trip.stopLinkSight` computes the real one; tests make their own).
+    public init(stopsBefore: Int, reached: Bool, shown: Bool, marker: MarkerSample?, stopPoint: GeoPoint,
+                route: [GeoPoint]?, status: TripStatus, otherStops: [GeoPoint]) {
+        self.stopsBefore = stopsBefore
+        self.reached = reached
+        self.shown = shown
+        self.marker = marker
+        self.stopPoint = stopPoint
+        self.route = route
+        self.status = status
+        self.otherStops = otherStops
+    }
 }
 
 extension Trip {
