@@ -4,8 +4,9 @@ import TrackHubCore
 public enum ClientMessage: Sendable, Equatable {
     /// `hello {token?}`.
     case hello(token: String?)
-    /// `subscribe {trip, mode?, since_event?}`.
-    case subscribe(trip: String, mode: SubscriptionMode, sinceEvent: Int64?)
+    /// `subscribe {trip, mode?, since_event?, stop?}` (`stop`: a waypoint id or
+    /// `"destination"`, PROTOCOL 17; nil: the whole trip).
+    case subscribe(trip: String, mode: SubscriptionMode, sinceEvent: Int64?, stop: StopRef? = nil)
     /// `unsubscribe {trip}`.
     case unsubscribe(trip: String)
     /// `fix {trip, lat, lon, ts, seq?, duration_ms?, speed_mps?, heading?, accuracy_m?, battery?}`.
@@ -36,7 +37,7 @@ public enum ClientMessage: Sendable, Equatable {
     /// The trip the message is about, if any.
     public var trip: String? {
         switch self {
-        case .subscribe(let trip, _, _), .unsubscribe(let trip), .fix(let trip, _), .proceed(let trip):
+        case .subscribe(let trip, _, _, _), .unsubscribe(let trip), .fix(let trip, _), .proceed(let trip):
             return trip
         case .hello, .viewport, .ping:
             return nil
@@ -123,7 +124,9 @@ public enum ClientMessage: Sendable, Equatable {
             let since = try Fields.optionalInteger(
                 object["since_event"], "since_event", 0...FixInput.maxSeq,
                 rangeMessage: "since_event must be an integer ≥ 0")
-            return .subscribe(trip: trip, mode: mode, sinceEvent: since)
+            // PROTOCOL 17: a stop is a waypoint id (the trip-id alphabet) or "destination".
+            let stop = try Fields.optionalTripID(object["stop"], "stop").map(StopRef.init(wire:))
+            return .subscribe(trip: trip, mode: mode, sinceEvent: since, stop: stop)
         case "unsubscribe":
             return .unsubscribe(trip: try Fields.requiredTripID(object["trip"]))
         case "fix":

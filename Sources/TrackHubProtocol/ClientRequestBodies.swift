@@ -15,7 +15,7 @@ public enum ClientRequestBodies {
             w.key("origin")
             ServerMessages.writePoint(&w, origin)
         }
-        if !request.waypoints.isEmpty { writePoints(&w, "waypoints", request.waypoints) }
+        if !request.waypoints.isEmpty { writePoints(&w, "waypoints", request.waypoints, stops: request.stops) }
         if let destination = request.destination {
             w.key("destination")
             ServerMessages.writePoint(&w, destination)
@@ -35,7 +35,7 @@ public enum ClientRequestBodies {
         var w = JSONWriter(headroom: 0, capacity: 128 + request.route.pointCount * 24)
         w.beginObject()
         writeRoute(&w, request.route)
-        if let waypoints = request.waypoints { writePoints(&w, "waypoints", waypoints) }
+        if let waypoints = request.waypoints { writePoints(&w, "waypoints", waypoints, stops: request.stops) }
         if let destination = request.destination {
             w.key("destination")
             ServerMessages.writePoint(&w, destination)
@@ -71,10 +71,22 @@ public enum ClientRequestBodies {
         }
     }
 
-    private static func writePoints(_ w: inout JSONWriter, _ key: StaticString, _ points: [GeoPoint]) {
+    /// Waypoints as `{lat, lon, id?, name?, dwell_s?}` (PROTOCOL 17): the details in `stops`
+    /// (parallel to `points`) are written when given.
+    private static func writePoints(_ w: inout JSONWriter, _ key: StaticString, _ points: [GeoPoint], stops: [StopDetails] = []) {
         w.key(key)
         w.beginArray()
-        for point in points { ServerMessages.writePoint(&w, point) }
+        for (i, point) in points.enumerated() {
+            w.beginObject()
+            w.coordinateField("lat", point.lat)
+            w.coordinateField("lon", point.lon)
+            if i < stops.count {
+                w.optionalField("id", stops[i].id)
+                w.optionalField("name", stops[i].name)
+                if stops[i].dwellS != 0 { w.field("dwell_s", Int64(stops[i].dwellS)) }
+            }
+            w.endObject()
+        }
         w.endArray()
     }
 }

@@ -11,6 +11,9 @@ public struct CreateTripRequest: Sendable, Equatable {
     public var origin: GeoPoint?
     /// The waypoints, in order (empty when none).
     public var waypoints: [GeoPoint]
+    /// Their ids, names and dwells (PROTOCOL 17), parallel to `waypoints`; empty when none
+    /// was given.
+    public var stops: [StopDetails]
     /// The destination; nil: the route's last point (or none without a route).
     public var destination: GeoPoint?
     /// The rider object exactly as given (to echo as given); nil when absent or `null`.
@@ -21,8 +24,9 @@ public struct CreateTripRequest: Sendable, Equatable {
     /// A request with these values.
     public init(
         id: String? = nil, route: RouteInput? = nil, origin: GeoPoint? = nil, waypoints: [GeoPoint] = [], destination: GeoPoint? = nil,
-        rider: JSONValue? = nil, config: TripConfig = TripConfig()
+        rider: JSONValue? = nil, config: TripConfig = TripConfig(), stops: [StopDetails] = []
     ) {
+        self.stops = stops
         self.id = id
         self.route = route
         self.origin = origin
@@ -48,8 +52,10 @@ public struct CreateTripRequest: Sendable, Equatable {
         let id = try Fields.optionalTripID(object["id"], "id")
         let route = try RouteInput.decode(from: object, required: false, limits: limits, tooLarge: &tooLarge)
         var waypoints: [GeoPoint] = []
+        var stops: [StopDetails] = []
         if let value = Fields.present(object["waypoints"]) {
             waypoints = try Fields.points(value, "waypoints", limit: limits.maxWaypoints, tooLarge: &tooLarge)
+            stops = try Fields.stopDetails(value, "waypoints")
         }
         var destination: GeoPoint?
         if let value = Fields.present(object["destination"]) {
@@ -84,7 +90,8 @@ public struct CreateTripRequest: Sendable, Equatable {
         let config = try TripConfig.decode(from: object["config"])
         if let tooLarge { throw tooLarge }
         return CreateTripRequest(
-            id: id, route: route, origin: origin, waypoints: waypoints, destination: destination, rider: rider, config: config)
+            id: id, route: route, origin: origin, waypoints: waypoints, destination: destination, rider: rider, config: config,
+            stops: stops)
     }
 }
 

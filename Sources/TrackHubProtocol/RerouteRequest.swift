@@ -6,11 +6,15 @@ public struct RerouteRequest: Sendable, Equatable {
     public var route: RouteInput
     /// New waypoints replacing the unvisited ones; nil (absent or `null`): keep them.
     public var waypoints: [GeoPoint]?
+    /// The new waypoints' ids, names and dwells (PROTOCOL 17), parallel to `waypoints`; empty
+    /// when none was given.
+    public var stops: [StopDetails]
     /// The new destination; nil: the new route's last point.
     public var destination: GeoPoint?
 
     /// A request with these values.
-    public init(route: RouteInput, waypoints: [GeoPoint]? = nil, destination: GeoPoint? = nil) {
+    public init(route: RouteInput, waypoints: [GeoPoint]? = nil, destination: GeoPoint? = nil, stops: [StopDetails] = []) {
+        self.stops = stops
         self.route = route
         self.waypoints = waypoints
         self.destination = destination
@@ -32,14 +36,16 @@ public struct RerouteRequest: Sendable, Equatable {
             throw .badRequest("route or route_polyline is required")
         }
         var waypoints: [GeoPoint]?
+        var stops: [StopDetails] = []
         if let value = Fields.present(object["waypoints"]) {
             waypoints = try Fields.points(value, "waypoints", limit: limits.maxWaypoints, tooLarge: &tooLarge)
+            stops = try Fields.stopDetails(value, "waypoints")
         }
         var destination: GeoPoint?
         if let value = Fields.present(object["destination"]) {
             destination = try Fields.point(value, "destination")
         }
         if let tooLarge { throw tooLarge }
-        return RerouteRequest(route: route, waypoints: waypoints, destination: destination)
+        return RerouteRequest(route: route, waypoints: waypoints, destination: destination, stops: stops)
     }
 }

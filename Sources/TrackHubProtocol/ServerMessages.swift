@@ -58,8 +58,8 @@ public enum ServerMessages {
         return w.finish()
     }
 
-    /// `event` `{type, trip, n, name, t, lat, lon, ...}`: `index` and `remaining_waypoints`
-    /// for the waypoint events, `distance_m` (metres) for `off_route`, `reason` (`client` or
+    /// `event` `{type, trip, n, name, t, lat, lon, ...}`: `index`, `remaining_waypoints`,
+    /// `stop` and `stop_name` (PROTOCOL 17) for the waypoint events, `distance_m` (metres) for `off_route`, `reason` (`client` or
     /// `off_route`, PROTOCOL 16) for `rerouted`, `last_fix_t` and `battery` for
     /// `signal_lost`, `gap_ms` for `signal_back`, `battery` for `battery_low` (PROTOCOL 18);
     /// `lat`, `lon` `null` without a marker. The hub stores these bytes and replays them as first sent.
@@ -81,6 +81,9 @@ public enum ServerMessages {
         case .waypointReached(let index, let remaining), .waypointResumed(let index, let remaining):
             w.field("index", index)
             w.field("remaining_waypoints", remaining)
+            // PROTOCOL 17: the stop's id and name, null when not given.
+            if let stop = event.stopID { w.field("stop", stop) } else { w.nullField("stop") }
+            if let name = event.stopName { w.field("stop_name", name) } else { w.nullField("stop_name") }
         case .offRoute(let distance):
             w.field("distance_m", rounded(distance, places: 1))
         case .rerouted(let reason):

@@ -22,6 +22,9 @@ public struct TripView: Sendable {
     /// Adds `route_source` after `route`: the `201` answer of `POST /v1/trips` (PROTOCOL 16:
     /// "router" for a route the hub found, "client" for one given, `null` without a route).
     public var includeRouteSource = false
+    /// The stop a stop subscription follows (PROTOCOL 17): the numbers are taken to it and the
+    /// body adds `stop: {id, stops_before, eta_s, remaining_m, reached}`; nil: the trip's own.
+    public var stop: StopRef?
 
     /// Who a view is for.
     public enum Audience: Sendable, Equatable {
@@ -101,12 +104,14 @@ public struct TripView: Sendable {
         }
         w.key("waypoints")
         w.beginArray()
-        for waypoint in trip.waypoints {
+        let etas = trip.marker(at: now) == nil ? nil : trip.waypointETAs(now: now)
+        for (p, waypoint) in trip.waypoints.enumerated() {
             w.beginObject()
             w.field("index", waypoint.index)
             w.coordinateField("lat", waypoint.point.lat)
             w.coordinateField("lon", waypoint.point.lon)
             w.field("visited", waypoint.visited)
+            writeStopFields(&w, waypoint, eta: etas?[p])
             w.endObject()
         }
         w.endArray()
@@ -119,7 +124,8 @@ public struct TripView: Sendable {
         ServerMessages.writePoint(&w, marker?.position)
         w.field("bearing", marker.map { ServerMessages.wireBearing($0.bearingDeg) })
         let info: (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) =
-            trip.marker(at: now) == nil ? (nil, nil, nil, nil) : trip.progressInfo(at: now)
+            trip.marker(at: now) == nil ? (nil, nil, nil, nil)
+            : stop.map { trip.progressInfo(at: now, toward: $0) } ?? trip.progressInfo(at: now)
         w.field("progress", info.progress.map { ServerMessages.rounded($0, places: 5) })
         w.field("done_m", info.doneM.map { ServerMessages.rounded($0, places: 1) })
         w.field("remaining_m", info.remainingM.map { ServerMessages.rounded($0, places: 1) })
@@ -142,6 +148,29 @@ public struct TripView: Sendable {
         w.field("last_fix_t", trip.lastFixT)
         w.field("battery", isCustomer ? nil : trip.battery)
         w.field("stale", trip.isStale)
+        if let stop, let progress = trip.stopProgress(stop, now: now) { Self.writeStopObject(&w, progress) }
+    }
+
+    /// A waypoint's PROTOCOL 17 fields: `id`, `name` (null when not given), `dwell_s`, `eta_s`
+    /// and `remaining_m` (`eta`: from `Trip.waypointETAs`; nil before the first fix).
+    func writeStopFields(_ w: inout JSONWriter, _ waypoint: Waypoint, eta: (remainingM: Double?, etaS: Double?)?) {
+        if let id = waypoint.id { w.field("id", id) } else { w.nullField("id") }
+        if let name = waypoint.name { w.field("name", name) } else { w.nullField("name") }
+        w.field("dwell_s", waypoint.dwellS)
+        w.field("eta_s", eta?.etaS.map { Int($0) })
+        w.field("remaining_m", eta?.remainingM.map { ServerMessages.rounded($0, places: 1) })
+    }
+
+    /// The snapshot's `stop` object `{id, stops_before, eta_s, remaining_m, reached}`.
+    static func writeStopObject(_ w: inout JSONWriter, _ progress: StopProgress) {
+        w.key("stop")
+        w.beginObject()
+        w.field("id", progress.id)
+        w.field("stops_before", progress.stopsBefore)
+        w.field("eta_s", progress.etaS.map { Int($0) })
+        w.field("remaining_m", progress.remainingM.map { ServerMessages.rounded($0, places: 1) })
+        w.field("reached", progress.reached)
+        w.endObject()
     }
 
     /// A customer's `rider`: `{"name": ...}` from the rider given at creation, nothing else of

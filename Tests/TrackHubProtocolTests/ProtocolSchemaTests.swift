@@ -115,7 +115,8 @@ import TrackHubCore
         let parsed = try JSONParser().parse(ServerMessages.snapshot(try F.view(at: F.t0 + 20_000), re: nil, recovered: nil))
         // Conventions: a point is `{"lat": 38.7158, "lon": -9.1420}`; a line is `[lon, lat]` pairs.
         #expect(parsed["route"]?.arrayValue?.first == (try parse("[-9.1420, 38.7158]")))
-        #expect(parsed["waypoints"]?.arrayValue?.first == (try parse(#"{"index": 0, "lat": 38.71701, "lon": -9.13902, "visited": false}"#)))
+        #expect(parsed["waypoints"]?.arrayValue?.first == (try parse(
+            #"{"index": 0, "lat": 38.71701, "lon": -9.13902, "visited": false, "id": null, "name": null, "dwell_s": 0, "eta_s": 25, "remaining_m": 194}"#)))
         #expect(parsed["position"] == (try parse(#"{"lat": 38.7162, "lon": -9.1410}"#)))
         // `trail` as `[[lon, lat, ts], ...]`.
         #expect(parsed["trail"]?.arrayValue?.last == (try parse("[-9.1410, 38.7162, 1700000005000]")))
@@ -139,7 +140,8 @@ import TrackHubCore
         #expect(try JSONParser().parse(jumpSegment)["path"] == (try parse("[[2, 1]]")))
         try Self.expectType(jumpSegment, "segment")
         let extras: [String: [String]] = [
-            "waypoint_reached": ["index", "remaining_waypoints"], "waypoint_resumed": ["index", "remaining_waypoints"],
+            "waypoint_reached": ["index", "remaining_waypoints", "stop", "stop_name"],
+            "waypoint_resumed": ["index", "remaining_waypoints", "stop", "stop_name"],
             "off_route": ["distance_m"], "rerouted": ["reason"],
         ]
         for event in F.events {

@@ -39,7 +39,7 @@ import TrackHubCore
         "last_event", "recovered", "seq", "t", "lat", "lon", "jump", "t0", "duration_ms", "path", "progress_from",
         "progress_to", "n", "name", "index", "remaining_waypoints", "distance_m", "reason", "stop", "stops_before",
         "visible", "interval_ms", "watched", "zoom", "bbox", "total", "truncated", "items", "applied", "code", "message",
-        "last_fix_t", "battery", "stale",
+        "last_fix_t", "battery", "stale", "stop_name",
     ]
 
     @Test func welcome() throws {

@@ -17,7 +17,7 @@ import TrackHubCore
             == ##"{"type":"trip.trip_created","timestamp":"2023-11-14T22:13:20.000Z","data":{"trip":"T1","n":1,"name":"trip_created","t":1700000000000,"lat":null,"lon":null}}"##)
         let reached = try payload(1)
         #expect(String(decoding: reached.body, as: UTF8.self)
-            == ##"{"type":"trip.waypoint_reached","timestamp":"2023-11-14T22:13:20.001Z","data":{"trip":"T1","n":2,"name":"waypoint_reached","t":1700000000001,"lat":38.7158,"lon":-9.142,"index":0,"remaining_waypoints":2}}"##)
+            == ##"{"type":"trip.waypoint_reached","timestamp":"2023-11-14T22:13:20.001Z","data":{"trip":"T1","n":2,"name":"waypoint_reached","t":1700000000001,"lat":38.7158,"lon":-9.142,"index":0,"remaining_waypoints":2,"stop":null,"stop_name":null}}"##)
         let offRoute = try payload(4)
         #expect(String(decoding: offRoute.body, as: UTF8.self)
             == ##"{"type":"trip.off_route","timestamp":"2023-11-14T22:13:20.004Z","data":{"trip":"T1","n":5,"name":"off_route","t":1700000000004,"lat":38.7158,"lon":-9.142,"distance_m":123.5}}"##)

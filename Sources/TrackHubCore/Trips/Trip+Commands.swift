@@ -10,13 +10,14 @@ extension Trip {
             throw .notHolding(status: s)
         }
         holdingPosition = nil
+        holdingSince = nil
         waypoints[pos].visited = true
         visitedCount += 1
         let m = marker(at: now)
         var events = [
             makeEvent(
                 .waypointResumed(index: waypoints[pos].index, remainingWaypoints: waypoints.count - visitedCount),
-                now: now, position: m?.position)
+                now: now, position: m?.position, stop: waypoints[pos])
         ]
         if let m { events += checkWaypointsAndArrival(m, now: now) }
         return events
@@ -51,16 +52,25 @@ extension Trip {
     /// on along the new route); on/off route is judged again on the last applied fix, without
     /// an off_route or back_on_route event. Returns `rerouted` with `reason`. `source` and
     /// `routerDurationS` say where the route came from and the router's travel time for it
-    /// (PROTOCOL 16; nil for a client's route).
-    /// - Throws: `.finished` on an arrived or ended trip (HTTP 409); `.waypointTooFar` (index:
+    /// (PROTOCOL 16; nil for a client's route). `stops` gives the new waypoints' ids, names and
+    /// dwells (PROTOCOL 17), parallel to `waypoints`; `removedStopIDs(comparedTo:)` tells which
+    /// stops the new route dropped.
+    /// - Throws: `.finished` on an arrived or ended trip (HTTP 409); `.duplicateStopID` when a
+    ///   new waypoint's id repeats one of the request, a visited waypoint's or the held one's;
+    ///   `.waypointTooFar` (index:
     ///   the position in `waypoints` when given, else the kept waypoint's index) or
     ///   `.destinationTooFar` (HTTP 400). Nothing changes when it throws.
     public mutating func reroute(
         route newRoute: Route, waypoints given: [GeoPoint]?, destination: GeoPoint?, now: Int64,
-        reason: RerouteReason = .client, source: RouteSource = .client, routerDurationS: Double? = nil
+        reason: RerouteReason = .client, source: RouteSource = .client, routerDurationS: Double? = nil,
+        stops: [StopDetails]? = nil
     ) throws(TripSetupError) -> [TripEvent]
     {
         if endedAt != nil || arrivedAt != nil { throw .finished(status: status) }
+        let details = Self.details(stops, count: given?.count ?? 0)
+        if given != nil, let repeated = Self.firstRepeatedID(details, taken: idsThatCannotBeReused) {
+            throw .duplicateStopID(index: repeated)
+        }
         var upcoming: [Waypoint]
         var reportIndices: [Int]
         var highest = highestWaypointIndex
@@ -70,7 +80,8 @@ extension Trip {
             reportIndices = held.map { [$0.index] } ?? []
             for (i, p) in given.enumerated() {
                 highest += 1
-                upcoming.append(Waypoint(index: highest, point: p, alongM: nil))
+                let d = details[i]
+                upcoming.append(Waypoint(index: highest, point: p, alongM: nil, id: d.id, name: d.name, dwellS: d.dwellS))
                 reportIndices.append(i)
             }
         } else {

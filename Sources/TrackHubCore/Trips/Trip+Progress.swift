@@ -27,20 +27,22 @@ extension Trip {
     /// (seconds). All nil without a route or before the first fix.
     public func progressInfo(at now: Int64) -> (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) {
         guard let s = marker(at: now) else { return (nil, nil, nil, nil) }
-        return numbers(for: s)
+        return numbers(for: s, at: now)
     }
 
-    /// The numbers for one marker sample (6.9). While off the route they keep the last on-route
-    /// values (6.8) because the sample then has no along distance.
+    /// The numbers for one marker sample taken at `t` (6.9). While off the route they keep the
+    /// last on-route values (6.8) because the sample then has no along distance. eta_s adds the
+    /// dwells of the unvisited waypoints (PROTOCOL 17).
     @inline(__always)
-    func numbers(for s: MarkerSample) -> (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) {
+    func numbers(for s: MarkerSample, at t: Int64) -> (progress: Double?, doneM: Double?, remainingM: Double?, etaS: Int?) {
         guard route != nil, let destAlong = destinationAlongM else {
             return (nil, nil, nil, arrivedAt != nil ? 0 : nil)
         }
         let done = isOffRoute ? onRouteAlongM : alongDistance(of: s)
         let remaining = max(0, destAlong - done)
         let progress = destAlong > 0 ? min(1, max(0, done / destAlong)) : 1
-        return (progress, done, remaining, eta(remainingM: remaining, totalM: destAlong))
+        let dwell = dwellBefore(position: waypoints.count, at: t)
+        return (progress, done, remaining, eta(remainingM: remaining, totalM: destAlong).flatMap { adding(dwell, to: $0) })
     }
 
     /// eta_s: remaining over the speed, rounded up; 0 once arrived; nil while the speed is
@@ -85,8 +87,8 @@ extension Trip {
 
     /// The segment message of an animation from `t0` on: the path left, numbers at the target.
     func segment(for a: Animation, from t0: Int64) -> TripSegment {
-        let from = numbers(for: sample(a, at: t0))
-        let to = numbers(for: sample(a, at: a.endT))
+        let from = numbers(for: sample(a, at: t0), at: t0)
+        let to = numbers(for: sample(a, at: a.endT), at: a.endT)
         return TripSegment(
             t0: t0, durationMs: max(0, a.endT - t0),
             path: Animator.remainingPath(a, route: route, from: t0),

@@ -21,7 +21,7 @@ extension Trip {
             if lastFramePosition != s.position || frameDue == true {
                 lastFramePosition = s.position
                 frameDue = nil
-                let n = numbers(for: s)
+                let n = numbers(for: s, at: now)
                 frame = TripFrame(
                     t: now, position: s.position, bearingDeg: s.bearingDeg, progress: n.progress,
                     doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status,

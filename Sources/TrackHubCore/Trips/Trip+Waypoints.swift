@@ -21,14 +21,15 @@ extension Trip {
             let w = waypoints[visitedCount]
             guard isWithinBuffer(s, alongM: w.alongM, point: w.point) else { return events }
             let remaining = waypoints.count - visitedCount - 1
-            events.append(makeEvent(.waypointReached(index: w.index, remainingWaypoints: remaining), now: now, position: s.position))
+            events.append(makeEvent(.waypointReached(index: w.index, remainingWaypoints: remaining), now: now, position: s.position, stop: w))
             if config.waitAtWaypoints {
                 holdingPosition = visitedCount
+                holdingSince = now
                 return events
             }
             waypoints[visitedCount].visited = true
             visitedCount += 1
-            events.append(makeEvent(.waypointResumed(index: w.index, remainingWaypoints: remaining), now: now, position: s.position))
+            events.append(makeEvent(.waypointResumed(index: w.index, remainingWaypoints: remaining), now: now, position: s.position, stop: w))
         }
         if let dest = destination, isWithinBuffer(s, alongM: destinationAlongM, point: dest) {
             arrivedAt = now

@@ -92,6 +92,10 @@ public struct Trip: Sendable, Codable {
     /// Last fix, battery, recent arrivals and the signal events outstanding.
     var signal: CourierSignal?
 
+    // Stops (PROTOCOL 17). Optional so older stored states still decode.
+    /// When the waypoint the trip holds at was reached (hub ms): its dwell counts down from here.
+    var holdingSince: Int64?
+
     /// The applied fix `judge` remembers: reported position and device time.
     struct AppliedFix: Sendable, Codable, Equatable {
         var ts: Int64
@@ -118,10 +122,16 @@ public struct Trip: Sendable, Codable {
     /// projection.
     /// - Throws: `TripSetupError.waypointTooFar` / `.destinationTooFar` when a projection is farther
     ///   than `config.rerouteDistanceM` from the point.
+    /// `stops` gives each waypoint's id, name and dwell (PROTOCOL 17), parallel to `waypoints`
+    /// (nil or shorter: the rest have none).
+    /// - Throws: `.duplicateStopID` when two waypoints share an id.
     public init(
         id: String, route: Route?, waypoints: [GeoPoint], destination: GeoPoint?,
-        config: TripConfig, now: Int64, routeSource: RouteSource = .client, routerDurationS: Double? = nil
+        config: TripConfig, now: Int64, routeSource: RouteSource = .client, routerDurationS: Double? = nil,
+        stops: [StopDetails]? = nil
     ) throws(TripSetupError) {
+        let details = Self.details(stops, count: waypoints.count)
+        if let repeated = Self.firstRepeatedID(details, taken: []) { throw .duplicateStopID(index: repeated) }
         let dest = destination ?? route?.end
         let projected = try Self.project(
             waypoints: waypoints.enumerated().map { (index: $0.offset, point: $0.element) },
@@ -129,7 +139,9 @@ public struct Trip: Sendable, Codable {
         self.id = id
         self.route = route
         self.waypoints = zip(waypoints.indices, projected.alongs).map {
-            Waypoint(index: $0.0, point: waypoints[$0.0], alongM: $0.1)
+            Waypoint(
+                index: $0.0, point: waypoints[$0.0], alongM: $0.1,
+                id: details[$0.0].id, name: details[$0.0].name, dwellS: details[$0.0].dwellS)
         }
         self.destination = dest
         self.destinationAlongM = projected.destinationAlongM
@@ -160,6 +172,7 @@ public struct Trip: Sendable, Codable {
         self.routerDurationS = routerDurationS
         self.offRouteFixes = nil
         self.signal = nil
+        self.holdingSince = nil
     }
 
     /// Where the route came from (PROTOCOL 16 `route_source`); nil without a route.
@@ -193,9 +206,9 @@ public struct Trip: Sendable, Codable {
     }
 
     /// The next event, numbered.
-    mutating func makeEvent(_ kind: TripEventKind, now: Int64, position: GeoPoint?) -> TripEvent {
+    mutating func makeEvent(_ kind: TripEventKind, now: Int64, position: GeoPoint?, stop: Waypoint? = nil) -> TripEvent {
         lastEventNumber += 1
-        return TripEvent(n: lastEventNumber, kind: kind, t: now, position: position)
+        return TripEvent(n: lastEventNumber, kind: kind, t: now, position: position, stopID: stop?.id, stopName: stop?.name)
     }
 
     /// Projects waypoints in order, then the destination, each at or after the previous

@@ -8,6 +8,9 @@ public enum TripSetupError: Error, Equatable, Sendable {
     case destinationTooFar(distanceM: Double)
     /// Added to the API: a reroute of a trip that is `arrived` or `ended` (HTTP 409 `conflict`).
     case finished(status: TripStatus)
+    /// PROTOCOL 17: `waypoints[index].id` repeats an id of the same request, of a visited
+    /// waypoint, or of the waypoint the trip holds at. Field "waypoints[i].id" (HTTP 400).
+    case duplicateStopID(index: Int)
 
     /// The offending field's name on the wire.
     public var field: String {
@@ -15,6 +18,7 @@ public enum TripSetupError: Error, Equatable, Sendable {
         case .waypointTooFar(let index, _): "waypoints[\(index)]"
         case .destinationTooFar: "destination"
         case .finished: "status"
+        case .duplicateStopID(let index): "waypoints[\(index)].id"
         }
     }
 
@@ -33,6 +37,8 @@ public enum TripSetupError: Error, Equatable, Sendable {
             "destination is \(Int(d.rounded())) m from the route, farther than reroute_distance_m"
         case .finished(let status):
             "the trip's status is \(status.rawValue): its route can no longer change"
+        case .duplicateStopID(let index):
+            "waypoints[\(index)].id is already the id of another waypoint of the trip"
         }
     }
 }

@@ -49,12 +49,20 @@ public struct TripEvent: Sendable, Equatable, Codable {
     public var t: Int64
     /// The marker's position when it happened; nil without a marker.
     public var position: GeoPoint?
+    /// PROTOCOL 17: the waypoint's `id` for waypoint_reached / waypoint_resumed (wire `stop`);
+    /// nil when not given, and for every other event.
+    public var stopID: String?
+    /// PROTOCOL 17: the waypoint's `name` for the waypoint events (wire `stop_name`); nil when
+    /// not given.
+    public var stopName: String?
 
     /// An event; `n` is the trip's next event number.
-    public init(n: Int, kind: TripEventKind, t: Int64, position: GeoPoint?) {
+    public init(n: Int, kind: TripEventKind, t: Int64, position: GeoPoint?, stopID: String? = nil, stopName: String? = nil) {
         self.n = n
         self.kind = kind
         self.t = t
         self.position = position
+        self.stopID = stopID
+        self.stopName = stopName
     }
 }

@@ -123,7 +123,7 @@ final class AccessControl {
         let (access, trip) = message.access
         if grants.permits(access, trip: trip) { return nil }
         switch message {
-        case .subscribe(let trip, _, _):
+        case .subscribe(let trip, _, _, _):
             // too_large comes before forbidden (PROTOCOL 4): let subscribe report the limit.
             if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions { return nil }
             return .forbidden("subscribe: token does not allow trip \(trip) (needs scope viewer or courier with the trip in trips, or share for its one trip)")

@@ -142,7 +142,7 @@ extension ClientMessage {
         switch self {
         case .hello, .ping: return (.anyone, nil)
         case .unsubscribe: return (.anyToken, nil)
-        case .subscribe(let trip, _, _): return (.followTrip, trip)
+        case .subscribe(let trip, _, _, _): return (.followTrip, trip)
         case .fix(let trip, _), .proceed(let trip): return (.driveTrip, trip)
         case .viewport: return (.fleet, nil)
         }

@@ -61,15 +61,18 @@ extension LocalCommandLog {
 
     /// `reply` nil: the hub's own reroute (PROTOCOL 16), nobody waits for it.
     func reroute(
-        trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason,
+        trip id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, stops: [StopDetails] = [], reason: RerouteReason,
         found: RouterTravel?, now: Int64, reply: Reply?
     ) {
-        switch services.trips.changeRoute(id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, at: now) {
+        switch services.trips.changeRoute(
+            id, route: route, waypoints: waypoints, destination: destination, reason: reason, found: found, stops: stops, at: now) {
         case .failure(let error):
             if let reply { services.replies.answerFailure(reply, error) } else { logWarning("trip \(id): the route found was not applied (\(error.message))") }
         case .success(let change):
+            let removed = services.trips[id]?.trip.removedStopIDs(comparedTo: change.before) ?? []
             store(change, trip: id, what: "route", reply: reply) { [self] in
                 if let reply { services.tripsAPI.answerDone(reply, trip: id) }
+                services.publisher.endStopFollowers(trip: id, removed: removed)  // PROTOCOL 17
                 services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
             }
         }

@@ -49,7 +49,7 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
             proceed(trip: trip, now: now, reply: reply)
         case .route(let trip, let body, let route, _, let reason, let found):
             reroute(
-                trip: trip, route: route, waypoints: body.waypoints, destination: body.destination,
+                trip: trip, route: route, waypoints: body.waypoints, destination: body.destination, stops: body.stops,
                 reason: reason, found: found, now: now, reply: reply)
         case .end(let trip):
             end(trip: trip, now: now, reply: reply)

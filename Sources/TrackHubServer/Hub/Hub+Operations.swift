@@ -12,10 +12,10 @@ extension Hub {
             services.fanout.enqueue(payload: ServerReplies.welcome(re: re, session: id.description, server: TrackHubVersion.serverName, tickHz: config.tickHz, fleetHz: config.fleetHz), to: id)
         case .ping:
             services.fanout.enqueue(payload: ServerReplies.pong(re: re, t: now), to: id)
-        case .subscribe(let trip, let mode, let sinceEvent):
+        case .subscribe(let trip, let mode, let sinceEvent, let stop):
             // PROTOCOL 15: this hub applies the trip's partition while it has a subscriber.
             commands.usingTrip(trip, reply: .webSocket(id, re), now: now) { [self] in
-                subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, re: re, now: now)
+                subscribe(id, trip: trip, mode: mode, sinceEvent: sinceEvent.map { Int(clamping: $0) }, stop: stop, re: re, now: now)
             }
         case .unsubscribe(let trip):
             services.fanout.unsubscribe(id, from: trip, slot: services.trips[trip]?.slot)

@@ -6,10 +6,18 @@ import TrackHubStore
 /// `subscribe` (PROTOCOL 3): the subscription starts at once, so no frame or event of the
 /// trip is missed; its snapshot (with the trail) and replayed events are read on the
 /// store-read queue, never on the service thread, into a place held in the connection's
-/// queue, so everything sent to the trip meanwhile still comes after them.
+/// queue, so everything sent to the trip meanwhile still comes after them. With `stop`
+/// (PROTOCOL 17) the subscription follows that stop: its snapshot, frames and segments carry
+/// the numbers to it; a stop the trip does not have is `not_found` naming `stop`.
 extension Hub {
-    func subscribe(_ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, re: MessageID?, now: Int64) {
+    func subscribe(
+        _ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, stop: StopRef? = nil, re: MessageID?, now: Int64
+    ) {
         guard let session = services.fanout[id] else { return }
+        if let stop, services.trips[trip]?.trip.hasStop(stop) != true {
+            services.replies.sendError(to: id, re: re, ProtocolError(.notFound, "stop: trip \(trip) has no stop \(stop.wire)"))
+            return
+        }
         if session.subscriptions[trip] == nil && session.subscriptions.count >= config.maxSubscriptions {
             services.replies.sendError(to: id, re: re, ProtocolError(.tooLarge, "subscribe: trip would exceed the limit of \(config.maxSubscriptions) subscriptions per connection"))
             return
@@ -26,12 +34,14 @@ extension Hub {
             // Only events already sent live: later ones are on their way as live messages.
             if recovered == true { replayCount = max(0, services.trips.lastEvent(of: trip) - sinceEvent) }
         }
-        services.fanout.subscribe(id, to: trip, mode: mode)
+        services.fanout.subscribe(id, to: trip, mode: mode, stop: stop)
         var segment: OutboundMessage?
         if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
-            segment = OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, rest, slot: entry.slot)
+            let own = stop.map { entry.trip.segment(rest, towardStop: $0) } ?? rest
+            segment = OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, own, slot: entry.slot)
         }
-        let view = TripView(id: trip, entry: entry, trail: [], now: now, audience: audience)
+        var view = TripView(id: trip, entry: entry, trail: [], now: now, audience: audience)
+        view.stop = stop
         guard audience != .customer || replayCount > 0 else {
             // A customer's snapshot has no trail: nothing to read.
             services.fanout.enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)

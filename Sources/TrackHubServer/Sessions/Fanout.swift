@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 
@@ -131,17 +132,29 @@ final class Fanout {
     }
 
     /// Sends one message to every follower of a trip, or only those in `mode`; returns how
-    /// many it went to.
-    func broadcast(_ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil) -> Int {
+    /// many it went to. With a `mode` (a frame or segment) a stop follower (PROTOCOL 17) gets
+    /// `perStop`'s message for its stop instead, when there is one.
+    func broadcast(
+        _ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil, perStop: [StopRef: OutboundMessage] = [:]
+    ) -> Int {
         guard let followers = subscriptions.followers(of: trip) else { return 0 }
-        return broadcast(message, to: followers, mode: mode)
+        return broadcast(message, to: followers, mode: mode, trip: trip, perStop: perStop)
     }
 
-    /// Sends one message to the given followers (the tick passes the ones it already looked up).
-    func broadcast(_ message: OutboundMessage, to followers: [ConnectionID: SubscriptionMode], mode: SubscriptionMode?) -> Int {
+    /// Sends one message to the given followers (the tick passes the ones it already looked
+    /// up); stop followers in `mode` get `perStop`'s message for their stop when there is one.
+    func broadcast(
+        _ message: OutboundMessage, to followers: [ConnectionID: SubscriptionMode], mode: SubscriptionMode?,
+        trip: String, perStop: [StopRef: OutboundMessage] = [:]
+    ) -> Int {
+        let stops = mode == nil || perStop.isEmpty ? nil : subscriptions.stopFollowers(of: trip)
         var delivered = 0
         for (id, followerMode) in followers where mode == nil || followerMode == mode {
-            enqueue(message, to: id)
+            if let stop = stops?[id], let own = perStop[stop] {
+                enqueue(own, to: id)
+            } else {
+                enqueue(message, to: id)
+            }
             delivered += 1
         }
         return delivered
@@ -205,10 +218,11 @@ final class Fanout {
 
     // MARK: - Subscriptions
 
-    /// Subscribes a connection to a trip (or changes its mode).
-    func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode) {
+    /// Subscribes a connection to a trip (or changes its mode), following `stop` only when
+    /// given (PROTOCOL 17).
+    func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode, stop: StopRef? = nil) {
         guard let session = sessions[id] else { return }
-        if subscriptions.add(session, to: trip, mode: mode) { followersChanged?(trip) }
+        if subscriptions.add(session, to: trip, mode: mode, stop: stop) { followersChanged?(trip) }
     }
 
     /// Ends a subscription. Its queued frames (of the trip's `slot`) are dropped, unless

@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 
@@ -9,18 +10,26 @@ import TrackHubProtocol
 /// before it adds one).
 struct Subscriptions {
     private var byTrip: [String: [ConnectionID: SubscriptionMode]] = [:]
+    /// Per trip, the followers that follow one stop and which (PROTOCOL 17); a trip whose
+    /// followers all follow the whole trip has no entry.
+    private var stopsByTrip: [String: [ConnectionID: StopRef]] = [:]
     /// Subscriptions over all sessions.
     private(set) var count = 0
 
     /// A trip's followers and their modes (nil: none). Trips that do not exist yet may have some.
     func followers(of trip: String) -> [ConnectionID: SubscriptionMode]? { byTrip[trip] }
+    /// A trip's followers that follow one stop, and the stop (nil: none).
+    func stopFollowers(of trip: String) -> [ConnectionID: StopRef]? { stopsByTrip[trip] }
+    /// The stop a connection's subscription to a trip follows (nil: the whole trip).
+    func stop(of id: ConnectionID, trip: String) -> StopRef? { stopsByTrip[trip]?[id] }
     /// Every trip with a subscriber here.
     var trips: Dictionary<String, [ConnectionID: SubscriptionMode]>.Keys { byTrip.keys }
 
     /// Subscribes a session to a trip, or changes its mode. True when it is a new subscription.
     @discardableResult
-    mutating func add(_ session: Session, to trip: String, mode: SubscriptionMode) -> Bool {
+    mutating func add(_ session: Session, to trip: String, mode: SubscriptionMode, stop: StopRef? = nil) -> Bool {
         let isNew = byTrip[trip, default: [:]].updateValue(mode, forKey: session.id) == nil
+        setStop(stop, for: session.id, trip: trip)
         session.subscriptions[trip] = mode
         if isNew { count += 1 }
         return isNew
@@ -31,8 +40,18 @@ struct Subscriptions {
     mutating func remove(_ id: ConnectionID, session: Session?, from trip: String) -> Bool {
         guard byTrip[trip]?.removeValue(forKey: id) != nil else { return false }
         if byTrip[trip]?.isEmpty == true { byTrip[trip] = nil }
+        setStop(nil, for: id, trip: trip)
         session?.subscriptions[trip] = nil
         count -= 1
         return true
+    }
+
+    /// Records the stop a subscription follows (nil: the whole trip), dropping empty entries.
+    private mutating func setStop(_ stop: StopRef?, for id: ConnectionID, trip: String) {
+        if let stop {
+            stopsByTrip[trip, default: [:]][id] = stop
+        } else if stopsByTrip[trip]?.removeValue(forKey: id) != nil, stopsByTrip[trip]?.isEmpty == true {
+            stopsByTrip[trip] = nil
+        }
     }
 }

@@ -14,9 +14,18 @@ struct HeldLive {
     /// Event batches ahead of the held messages, not yet stored and sent.
     var batchesAhead = 0
     /// Segments in the order they were made, at most `TripPublisher.maxHeldSegments`.
-    var segments: [OutboundMessage] = []
+    var segments: [LiveMessage] = []
     /// The newest frame made meanwhile.
-    var frame: OutboundMessage?
+    var frame: LiveMessage?
+}
+
+/// A frame or segment as its trip's followers get it: `message` for those who follow the
+/// whole trip, `perStop` for those who follow one stop (PROTOCOL 17; empty without any).
+struct LiveMessage {
+    /// The trip's own.
+    var message: OutboundMessage
+    /// Encoded once per distinct stop followed.
+    var perStop: [StopRef: OutboundMessage]
 }
 
 extension TripPublisher {
@@ -34,9 +43,9 @@ extension TripPublisher {
     }
 
     /// Keeps a segment back if its trip is held; false when it is not (send it now).
-    func holdSegment(_ message: OutboundMessage, trip: String) -> Bool {
+    func holdSegment(_ message: OutboundMessage, perStop: [StopRef: OutboundMessage] = [:], trip: String) -> Bool {
         guard heldLive[trip] != nil else { return false }
-        heldLive[trip]?.segments.append(message)
+        heldLive[trip]?.segments.append(LiveMessage(message: message, perStop: perStop))
         if let count = heldLive[trip]?.segments.count, count > Self.maxHeldSegments {
             heldLive[trip]?.segments.removeFirst(count - Self.maxHeldSegments)
         }
@@ -44,8 +53,8 @@ extension TripPublisher {
     }
 
     /// Keeps a frame back (the newest replaces an older one) for a held trip.
-    func holdFrame(_ message: OutboundMessage, trip: String) {
-        heldLive[trip]?.frame = message
+    func holdFrame(_ message: OutboundMessage, perStop: [StopRef: OutboundMessage] = [:], trip: String) {
+        heldLive[trip]?.frame = LiveMessage(message: message, perStop: perStop)
     }
 
     /// One batch of events ahead went out (or failed): after the last, the held segments
@@ -59,11 +68,11 @@ extension TripPublisher {
         }
         heldLive[trip] = nil
         for segment in held.segments {
-            metrics.segmentsOut += fanout.broadcast(segment, trip: trip, mode: .segments)
+            metrics.segmentsOut += fanout.broadcast(segment.message, trip: trip, mode: .segments, perStop: segment.perStop)
         }
         if let frame = held.frame {
             metrics.framesEncoded += 1
-            metrics.framesOut += fanout.broadcast(frame, trip: trip, mode: .frames)
+            metrics.framesOut += fanout.broadcast(frame.message, trip: trip, mode: .frames, perStop: frame.perStop)
         }
     }
 }

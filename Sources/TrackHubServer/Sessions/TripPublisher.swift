@@ -30,6 +30,10 @@ final class TripPublisher: @unchecked Sendable {
     /// Ends share subscriptions of a trip that arrived or ended (PROTOCOL 13; the share links'
     /// rule, set by the hub).
     var endCustomerSubscriptionsIfOver: (_ trip: String, _ now: Int64) -> Void = { _, _ in }
+    /// Called after a new route dropped stops (PROTOCOL 17: what follows them ends with
+    /// `stop_removed`), with the trip and the dropped waypoint ids, once its stop
+    /// subscriptions are ended: the hook for stop links.
+    var stopsRemoved: (_ trip: String, _ removed: [String]) -> Void = { _, _ in }
     /// Trips whose segments and frames wait for events being stored (TripPublisher+Ahead):
     /// only while such a batch is in flight, so empty nearly always.
     var heldLive: [String: HeldLive] = [:]
@@ -61,10 +65,11 @@ final class TripPublisher: @unchecked Sendable {
         metrics.fixesApplied += 1
         if let segment {
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
-            if !heldLive.isEmpty, holdSegment(message, trip: trip) {
+            let perStop = stopSegments(trip: trip, seq: seq, segment, slot: slot)
+            if !heldLive.isEmpty, holdSegment(message, perStop: perStop, trip: trip) {
                 // Sent once the events ahead of it are (TripPublisher+Ahead).
             } else {
-                metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments)
+                metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments, perStop: perStop)
             }
         }
         if events.isEmpty {
@@ -80,11 +85,14 @@ final class TripPublisher: @unchecked Sendable {
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
         if let frame, !heldLive.isEmpty, heldLive[id] != nil {
-            holdFrame(OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot), trip: id)
+            holdFrame(
+                OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
+                perStop: stopFrames(trip: id, seq: seq, frame, slot: slot), trip: id)
         } else if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
             let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
-            metrics.framesEncoded += 1
-            metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames)
+            let perStop = stopFrames(trip: id, seq: seq, frame, slot: slot)
+            metrics.framesEncoded += 1 + perStop.count
+            metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames, trip: id, perStop: perStop)
         }
         // The last frame of an arrived trip (at the destination) ends its share subscriptions.
         if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(id, now) }
@@ -106,8 +114,9 @@ final class TripPublisher: @unchecked Sendable {
             return (segment, entry.segmentSeq, entry.slot)
         }) ?? nil else { return }
         let message = OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot)
-        if !heldLive.isEmpty, holdSegment(message, trip: id) { return }
-        metrics.segmentsOut += fanout.broadcast(message, trip: id, mode: .segments)
+        let perStop = stopSegments(trip: id, seq: seq, segment, slot: slot)
+        if !heldLive.isEmpty, holdSegment(message, perStop: perStop, trip: id) { return }
+        metrics.segmentsOut += fanout.broadcast(message, trip: id, mode: .segments, perStop: perStop)
     }
 
     // MARK: - Events
@@ -175,20 +184,25 @@ final class TripPublisher: @unchecked Sendable {
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = fanout.subscriptions.followers(of: id), !followers.isEmpty else { return }
         var view = TripView(id: id, entry: trips[id], trail: [], now: now)
-        var customerMessage: OutboundMessage?
-        var reserved: [(connection: ConnectionID, ticket: UInt64)] = []
+        // One encoding per stop followed (PROTOCOL 17; nil: the whole trip).
+        var customerMessages: [StopRef?: OutboundMessage] = [:]
+        var reserved: [(connection: ConnectionID, ticket: UInt64, stop: StopRef?)] = []
         for (connection, _) in followers {
             guard let session = fanout[connection], !session.isClosing else { continue }
+            let stop = fanout.subscriptions.stop(of: connection, trip: id)
             if session.grants.seesAsCustomer(id) {
                 view.audience = .customer
-                customerMessage = customerMessage ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
+                view.stop = stop
+                let message = customerMessages[stop] ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
+                customerMessages[stop] = message
                 view.audience = .full
-                if let customerMessage { fanout.enqueue(customerMessage, to: connection) }
+                view.stop = nil
+                fanout.enqueue(message, to: connection)
                 continue
             }
             let (ticket, outcome) = session.queue.reserveSnapshot(of: id)
             if outcome == .replacedReply { fanout.counters.repliesReplaced += 1 }
-            reserved.append((connection, ticket))
+            reserved.append((connection, ticket, stop))
         }
         guard !reserved.isEmpty else { return }
         let fullView = view, waiting = reserved
@@ -198,8 +212,13 @@ final class TripPublisher: @unchecked Sendable {
             case .success(let trail): view.trail = trail
             case .failure(let error): logWarning("trip \(id): its trail could not be read for a snapshot (\(error)); sent without it")
             }
-            let message = OutboundMessage.snapshot(view, re: nil, recovered: nil)
-            for (connection, ticket) in waiting { fanout.fillReservation(ticket, with: [message], for: connection) }
+            var messages: [StopRef?: OutboundMessage] = [:]
+            for (connection, ticket, stop) in waiting {
+                view.stop = stop
+                let message = messages[stop] ?? OutboundMessage.snapshot(view, re: nil, recovered: nil)
+                messages[stop] = message
+                fanout.fillReservation(ticket, with: [message], for: connection)
+            }
         }
     }
 }

@@ -27,11 +27,11 @@ extension TripTable {
         return outcome ?? .failure(.notFound("trip \(id) does not exist"))
     }
 
-    /// A new route (PROTOCOL 5): 409 for an arrived or ended trip, 400 for waypoints that do
+    /// A new route (PROTOCOL 5; `stops`: the new waypoints' ids, names, dwells, PROTOCOL 17): 409 for an arrived or ended trip, 400 for waypoints that do
     /// not fit it. The running animation continues along the new route.
     func changeRoute(
         _ id: String, route: Route, waypoints: [GeoPoint]?, destination: GeoPoint?, reason: RerouteReason = .client,
-        found: RouterTravel? = nil, at t: Int64
+        found: RouterTravel? = nil, stops: [StopDetails] = [], at t: Int64
     ) -> Result<ChangeUndo, ProtocolError> {
         let outcome: Result<ChangeUndo, ProtocolError>? = mutate(id) { entry in
             let before = entry.trip
@@ -41,7 +41,7 @@ extension TripTable {
             do throws(TripSetupError) {
                 let events = try entry.trip.reroute(
                     route: route, waypoints: waypoints, destination: destination, now: t, reason: reason,
-                    source: found == nil ? .client : .router, routerDurationS: found?.durationS)
+                    source: found == nil ? .client : .router, routerDurationS: found?.durationS, stops: stops)
                 if let rest = entry.trip.remainingSegment(at: t) { entry.lastSegment = rest }
                 return .success(ChangeUndo(before: before, events: events))
             } catch {
@@ -73,7 +73,7 @@ extension TripTable {
         do throws(TripSetupError) {
             return try Trip(
                 id: id, route: route, waypoints: body.waypoints, destination: body.destination, config: config, now: now,
-                routeSource: found == nil ? .client : .router, routerDurationS: found?.durationS)
+                routeSource: found == nil ? .client : .router, routerDurationS: found?.durationS, stops: body.stops)
         } catch {
             throw ProtocolError(.badRequest, "\(error.field): \(error.message)")
         }

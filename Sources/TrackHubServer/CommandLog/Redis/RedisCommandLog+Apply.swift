@@ -189,12 +189,14 @@ extension RedisCommandLog {
             let reason = command.reason.flatMap(RerouteReason.init(rawValue:)) ?? .client
             change = try services.trips.changeRoute(
                 id, route: route, waypoints: body.waypoints, destination: body.destination, reason: reason,
-                found: command.found, at: t).get()
+                found: command.found, stops: body.stops, at: t).get()
         } catch {
             return answer(request) { [self] reply in services.replies.answerFailure(reply, error) }
         }
+        let removed = services.trips[id]?.trip.removedStopIDs(comparedTo: change.before) ?? []
         services.publisher.storeStateAndSend(change.events, trip: id) { [self] _ in
             answer(request) { [self] reply in services.tripsAPI.answerDone(reply, trip: id) }
+            services.publisher.endStopFollowers(trip: id, removed: removed)  // PROTOCOL 17
             services.publisher.sendSnapshotToSubscribers(trip: id, now: services.clock.wallMillis())
         }
     }
