@@ -50,3 +50,17 @@ import Testing
         #expect(sight.status == .moving || sight.status == .pending)
     }
 }
+
+/// PROTOCOL 17: a stop link names its stop by waypoint id (or `"destination"`).
+@Suite struct StopLinkSightByIDTests {
+    @Test func aStopIsFoundByItsIDOrAsTheDestination() throws {
+        let stops = [Fixture.at(east: 1000), Fixture.at(east: 2000)]
+        var t = try Trip(id: "t1", route: Fixture.eastRoute(lengthM: 3000, stepM: 100), waypoints: stops, destination: nil,
+                         config: TripConfig(), now: Fixture.t0, stops: [StopDetails(id: "a"), StopDetails(id: "b")])
+        _ = t.created(now: Fixture.t0)
+        #expect(t.stopLinkSight(.waypoint(id: "b"), visibleWithinStops: 0, at: Fixture.t0)?.stopPoint == stops[1])
+        #expect(t.stopLinkSight(.waypoint(id: "b"), visibleWithinStops: 0, at: Fixture.t0)?.stopsBefore == 1)
+        #expect(t.stopLinkSight(.destination, visibleWithinStops: 0, at: Fixture.t0)?.stopsBefore == 2)
+        #expect(t.stopLinkSight(.waypoint(id: "c"), visibleWithinStops: 0, at: Fixture.t0) == nil)
+    }
+}

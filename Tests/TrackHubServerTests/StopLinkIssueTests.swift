@@ -29,6 +29,22 @@ import TrackHubTesting
         }
     }
 
+    @Test func aLinkForAWaypointByItsIDCarriesItAndAnUnknownIDIsRefused() throws {
+        try Links().withSecuredHub { hub, _ in
+            let (created, json) = try hub.httpJSON(
+                "POST", "/v1/trips",
+                json: ["id": "W1", "route": Links.shortRoute, "rider": ["name": "Alex"],
+                       "waypoints": [["lat": Lisbon.lat(alongM: 100), "lon": Lisbon.lon, "id": "order-7"]]],
+                headers: Links.admin)
+            #expect(created == 201, "\(json)")
+            let token = try #require(try Links().share(hub, "W1", ["stop": "order-7", "visible_within_stops": 1])["token"] as? String)
+            let claims = try JWT.verify(token, secret: Links.secret, nowMs: nowMillis()).get()
+            #expect(claims.stop == "order-7" && claims.visibleWithinStops == 1)
+            let (status, refused) = try hub.httpJSON("POST", "/v1/trips/W1/share", json: ["stop": "order-8"], headers: Links.admin)
+            #expect(status == 400 && TestHub.errorOf(refused).message.contains("stop"), "\(refused)")
+        }
+    }
+
     /// Until its delivery exists, a stop link's token sees nothing rather than the whole trip
     /// (which would show it every other stop).
     @Test func aStopLinksTokenFailsClosedUntilItsDeliveryExists() throws {

@@ -36,6 +36,18 @@ public struct StopLinkSight: Sendable, Equatable {
 }
 
 extension Trip {
+    /// What a link following `stop` (a waypoint id, or the destination) sees at `now`; nil when
+    /// the trip has no such stop.
+    public func stopLinkSight(_ stop: StopRef, visibleWithinStops: Int, at now: Int64) -> StopLinkSight? {
+        switch stop {
+        case .destination:
+            return stopLinkSight(waypointIndex: nil, visibleWithinStops: visibleWithinStops, at: now)
+        case .waypoint(let id):
+            guard let waypoint = waypoints.first(where: { $0.id == id }) else { return nil }
+            return stopLinkSight(waypointIndex: waypoint.index, visibleWithinStops: visibleWithinStops, at: now)
+        }
+    }
+
     /// What a link following the waypoint with stable `index` `waypointIndex` (nil: the
     /// destination) sees at `now`, showing the courier from `visibleWithinStops` stops before
     /// its own. Nil when the trip has no such stop.
