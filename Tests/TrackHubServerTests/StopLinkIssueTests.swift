@@ -45,14 +45,27 @@ import TrackHubTesting
         }
     }
 
-    /// Until its delivery exists, a stop link's token sees nothing rather than the whole trip
-    /// (which would show it every other stop).
-    @Test func aStopLinksTokenFailsClosedUntilItsDeliveryExists() throws {
-        try Links().withSecuredHub { hub, _ in
-            let stopToken = try #require(try Links().share(hub, "S1", ["stop": "destination"])["token"] as? String)
-            let plainToken = try #require(try Links().share(hub, "S1")["token"] as? String)
-            #expect(try hub.httpJSON("GET", "/v1/trips/S1", headers: bearer(plainToken)).status == 200)
-            #expect(try hub.httpJSON("GET", "/v1/trips/S1", headers: bearer(stopToken)).status == 403)
+    /// A stop link's GET answers its own view; until its live delivery exists, its subscribe
+    /// is refused and it lists nothing, rather than the section 13 view (every other stop).
+    @Test func aStopLinkGetsItsOwnViewAndFailsClosedLive() throws {
+        try Links().withSecuredHub { hub, clients in
+            let (created, json) = try hub.httpJSON(
+                "POST", "/v1/trips",
+                json: ["id": "W1", "route": Links.shortRoute, "rider": ["id": "r-7", "name": "Alex"],
+                       "waypoints": [["lat": Lisbon.lat(alongM: 100), "lon": Lisbon.lon, "id": "order-7"]]],
+                headers: Links.admin)
+            #expect(created == 201, "\(json)")
+            let stopToken = try #require(try Links().share(hub, "W1", ["stop": "destination"])["token"] as? String)
+            let (status, body) = try hub.httpJSON("GET", "/v1/trips/W1", headers: bearer(stopToken))
+            #expect(status == 200, "\(body)")
+            #expect((body["waypoints"] as? [Any])?.isEmpty == true, "\(body)")
+            #expect(body["rider"] as? [String: String] == ["name": "Alex"])
+            #expect((body["stop"] as? [String: Any])?["id"] as? String == "destination")
+            let (_, list) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(stopToken))
+            #expect((list["trips"] as? [Any])?.isEmpty == true, "\(list)")
+            let customer = try clients.connect(path: "/v1/ws?token=\(stopToken)")
+            let refusal = try customer.request(["op": "subscribe", "trip": "W1"], id: 1)
+            #expect(refusal["code"] as? String == "forbidden", "\(refusal)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubProtocol
 
 /// What a client may do (PROTOCOL section 2), from its token. Open mode grants everything.
@@ -76,12 +77,16 @@ struct Grants: Sendable, Equatable {
 
     /// A share token's one trip, as a customer sees it (PROTOCOL 13): only a token that lists
     /// exactly that trip (a share token naming `*` or several trips sees none).
-    ///
-    /// A link for one stop (a `stop` claim, PROTOCOL 17) sees nothing yet: its delivery (only
-    /// its own stop, the courier only when near) is not built, and the section 13 view would
-    /// show it every other customer's stop. Failing closed keeps that from ever leaking.
     func allowsCustomerView(_ trip: String) -> Bool {
-        scopes.contains(.share) && shareStop == nil && trips?.count == 1 && trips?.contains(trip) == true
+        scopes.contains(.share) && trips?.count == 1 && trips?.contains(trip) == true
+    }
+
+    /// The stop link (PROTOCOL 17) this connection sees `trip` through: its stop and
+    /// `visible_within_stops`, when it sees the trip only as a customer and its token names a
+    /// stop; nil otherwise.
+    func stopLink(_ trip: String) -> (stop: StopRef, visibleWithinStops: Int)? {
+        guard let shareStop, seesAsCustomer(trip) else { return nil }
+        return (StopRef(wire: shareStop), visibleWithinStops)
     }
 
     /// True when this connection sees `trip` only as a customer does: rider without id,
@@ -104,7 +109,9 @@ struct Grants: Sendable, Equatable {
 
     /// Whether `GET /v1/trips` shows this trip: its trips, or every trip for admin and fleet.
     func allowsListing(_ trip: String) -> Bool {
-        scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
+        // A stop link (PROTOCOL 17) lists nothing: a list item is no stop link's view.
+        if scopes.contains(.share), shareStop != nil, !allowsViewing(trip) { return false }
+        return scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
     }
 
     /// True once the token's `exp` (with the leeway) has passed; never in open mode.
