@@ -92,7 +92,9 @@ public struct TripView: Sendable {
         let isStopLink = stopLinkVisibleWithinStops != nil
         // A stop link whose stop the trip no longer has sees no courier, no route, no stop.
         let sight = stopLinkVisibleWithinStops.flatMap { within in stop.flatMap { trip.stopLinkSight($0, visibleWithinStops: within, at: now) } }
-        let status = isStopLink ? (sight?.status ?? StopVisibility.status(trip.status, courierShown: false)) : trip.status
+        // Past its stop the link sees no courier: its status then reads as while hidden.
+        let courierShown = sight.map { $0.shown && !$0.reached } ?? false
+        let status = isStopLink ? StopVisibility.status(trip.status, courierShown: courierShown) : trip.status
         w.field("status", status.rawValue)
         let isCustomer = audience == .customer || isStopLink
         w.key("rider")
@@ -108,7 +110,7 @@ public struct TripView: Sendable {
         if includeRoute {
             w.key("route")
             if isStopLink {
-                if let stretch = sight?.route, sight?.reached == false { ServerMessages.writeLine(&w, stretch) } else { w.null() }
+                if let stretch = sight?.route, courierShown { ServerMessages.writeLine(&w, stretch) } else { w.null() }
             } else if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
         }
         if includeRouteSource && !isCustomer {
@@ -131,7 +133,7 @@ public struct TripView: Sendable {
         ServerMessages.writePoint(&w, isStopLink ? sight?.stopPoint : trip.destination)
         // Nobody follows the rider after the delivery (PROTOCOL 13), nor past a stop link's stop.
         let hidesRider = isCustomer && trip.isOverForCustomers(at: now)
-        let marker = isStopLink ? (sight?.reached == false ? sight?.marker : nil) : hidesRider ? nil : trip.marker(at: now)
+        let marker = isStopLink ? (courierShown ? sight?.marker : nil) : hidesRider ? nil : trip.marker(at: now)
         w.key("position")
         ServerMessages.writePoint(&w, marker?.position)
         w.field("bearing", marker.map { ServerMessages.wireBearing($0.bearingDeg) })

@@ -66,6 +66,8 @@ import TrackHubCore
             for (stop, others) in [(StopRef.waypoint(id: "b"), [Self.stops[0]]), (.waypoint(id: "a"), [Self.stops[1]]), (.destination, Self.stops)] {
                 for within in [0, 1, 2] {
                     let body = try Self.body(trip, now: now, stop: stop, within: within)
+                    // Holding says "the courier is at a door now": never past or before its own stop.
+                    #expect(body["status"] as? String != "holding" || body["position"] as? [String: Double] != nil, "\(stop) at \(alongM) m")
                     for point in Self.coordinates(body) {
                         for other in others {
                             #expect(Geodesy.distanceM(point, other) > StopVisibility.privacyRadiusM, "\(stop) at \(alongM) m: \(point)")
