@@ -155,6 +155,26 @@ class StopLinkTest(unittest.TestCase):
         # The destination's link sees no waypoint at all.
         self.assertTrue(all(body["waypoints"] == [] for _, body in received["destination"]))
 
+    def test_a_new_route_that_keeps_and_one_that_drops_the_stop(self):
+        token = self.share(stop="b", visible_within_stops=5)["token"]
+        route = [[p[1], p[0]] for p in (point(d) for d in range(0, LENGTH_M + 1, 100))]
+        moved = point(1700)
+        keep = {"route": route, "waypoints": [{"lat": moved[0], "lon": moved[1], "id": "b"}, {"lat": point(2400)[0], "lon": point(2400)[1], "id": "c"}]}
+        status, doc = call(self.hub, "PUT", "/v1/trips/M1/route", self.admin, keep)
+        self.assertEqual(status, 200, doc)
+        status, body = call(self.hub, "GET", "/v1/trips/M1", token)
+        self.assertEqual([w["id"] for w in body["waypoints"]], ["b"])
+        self.assertLess(hubproc.distance_m(body["destination"]["lat"], body["destination"]["lon"], *moved), 1)
+        self.assertEqual(body["stop"]["stops_before"], 0)
+        drop = {"route": route, "waypoints": [{"lat": point(2400)[0], "lon": point(2400)[1], "id": "c"}]}
+        status, doc = call(self.hub, "PUT", "/v1/trips/M1/route", self.admin, drop)
+        self.assertEqual(status, 200, doc)
+        status, body = call(self.hub, "GET", "/v1/trips/M1", token)
+        self.assertEqual(status, 200, body)
+        # A dropped stop: nothing of the trip's places at all.
+        self.assertEqual((body["waypoints"], body["destination"], body["position"], body["route"]), ([], None, None, None))
+        self.assertEqual(coordinates(body), [])
+
     def test_live_fails_closed_and_revocation(self):
         doc = self.share(stop="b")
         customer = WS(self.hub, doc["token"])
