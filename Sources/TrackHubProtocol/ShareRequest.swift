@@ -1,5 +1,10 @@
-/// `POST /v1/trips/{id}/share` `{ttl_s?}` (PROTOCOL 13): how long the link lives.
+/// `POST /v1/trips/{id}/share` `{ttl_s?, stop?, visible_within_stops?}` (PROTOCOL 13, 17): how
+/// long the link lives and, for a link for one stop, which stop it follows and from how many
+/// stops before it the courier may be shown.
 public struct ShareRequest: Sendable, Equatable {
+    /// The most stops before its own a link may show the courier from (PROTOCOL 17).
+    public static let maxVisibleWithinStops: Int64 = 100
+
     /// The default life of a link: one day, in seconds.
     public static let defaultTTLSeconds: Int64 = 86_400
     /// The longest: 30 days, in seconds.
@@ -8,19 +13,32 @@ public struct ShareRequest: Sendable, Equatable {
     /// Seconds from now until the token's `exp`.
     public var ttlSeconds: Int64
 
+    /// The stop the link follows, as given: a waypoint id or `"destination"`; nil: the whole
+    /// trip (PROTOCOL 13). Whether the trip has it is the share service's check.
+    public var stop: String?
+    /// How many unvisited waypoints may lie before the stop while the courier is shown (0–100).
+    public var visibleWithinStops: Int
+
     /// A link living `ttlSeconds`, not checked here; `decode` holds a body to 1 s through 30 days.
-    public init(ttlSeconds: Int64 = ShareRequest.defaultTTLSeconds) {
+    public init(ttlSeconds: Int64 = ShareRequest.defaultTTLSeconds, stop: String? = nil, visibleWithinStops: Int = 0) {
         self.ttlSeconds = ttlSeconds
+        self.stop = stop
+        self.visibleWithinStops = visibleWithinStops
     }
 
     /// Decodes the body; an empty body takes the default. `ttl_s` must be an integer from 1
-    /// to 2 592 000 (30 days).
+    /// to 2 592 000 (30 days); `stop` a string of the trip-id alphabet (a waypoint id, or
+    /// `"destination"`); `visible_within_stops` an integer from 0 to 100, default 0.
     public static func decode(_ body: [UInt8], limits: ProtocolLimits = .default) throws(ProtocolError) -> ShareRequest {
         let object = try RequestBody.object(body, limits: limits, emptyIsObject: true)
         let ttl = try Fields.optionalInteger(
             object["ttl_s"], "ttl_s", 1...maxTTLSeconds,
             rangeMessage: "ttl_s must be an integer from 1 to \(maxTTLSeconds) (30 days)")
-        return ShareRequest(ttlSeconds: ttl ?? defaultTTLSeconds)
+        let stop = try Fields.optionalTripID(object["stop"], "stop")
+        let within = try Fields.optionalInteger(
+            object["visible_within_stops"], "visible_within_stops", 0...maxVisibleWithinStops,
+            rangeMessage: "visible_within_stops must be an integer from 0 to \(maxVisibleWithinStops)")
+        return ShareRequest(ttlSeconds: ttl ?? defaultTTLSeconds, stop: stop, visibleWithinStops: Int(within ?? 0))
     }
 }
 

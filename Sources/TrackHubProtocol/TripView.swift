@@ -25,6 +25,12 @@ public struct TripView: Sendable {
     /// The stop a stop subscription follows (PROTOCOL 17): the numbers are taken to it and the
     /// body adds `stop: {id, stops_before, eta_s, remaining_m, reached}`; nil: the trip's own.
     public var stop: StopRef?
+    /// A link for one stop (PROTOCOL 17) with its `visible_within_stops`: with `stop` set, the
+    /// body is what that link may see (`Trip.stopLinkSight`): the courier and the route
+    /// stretch only while shown, only its own stop in `waypoints`, its stop as `destination`,
+    /// `moving` while hidden, and the customer's rider, config, trail and battery. Nil: not a
+    /// stop link.
+    public var stopLinkVisibleWithinStops: Int?
 
     /// Who a view is for.
     public enum Audience: Sendable, Equatable {
@@ -83,8 +89,14 @@ public struct TripView: Sendable {
             w.nullField("stale")
             return
         }
-        w.field("status", trip.status.rawValue)
-        let isCustomer = audience == .customer
+        let isStopLink = stopLinkVisibleWithinStops != nil
+        // A stop link whose stop the trip no longer has sees no courier, no route, no stop.
+        let sight = stopLinkVisibleWithinStops.flatMap { within in stop.flatMap { trip.stopLinkSight($0, visibleWithinStops: within, at: now) } }
+        // Past its stop the link sees no courier: its status then reads as while hidden.
+        let courierShown = sight.map { $0.shown && !$0.reached } ?? false
+        let status = isStopLink ? StopVisibility.status(trip.status, courierShown: courierShown) : trip.status
+        w.field("status", status.rawValue)
+        let isCustomer = audience == .customer || isStopLink
         w.key("rider")
         if isCustomer {
             Self.writeCustomerRider(&w, riderJSON)
@@ -97,7 +109,9 @@ public struct TripView: Sendable {
         if isCustomer { w.null() } else { trip.config.write(to: &w) }
         if includeRoute {
             w.key("route")
-            if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
+            if isStopLink {
+                if let stretch = sight?.route, courierShown { ServerMessages.writeLine(&w, stretch) } else { w.null() }
+            } else if let route = trip.route { ServerMessages.writeLine(&w, route.points) } else { w.null() }
         }
         if includeRouteSource && !isCustomer {
             if let source = trip.routeSource { w.field("route_source", source.rawValue) } else { w.nullField("route_source") }
@@ -105,7 +119,7 @@ public struct TripView: Sendable {
         w.key("waypoints")
         w.beginArray()
         let etas = trip.marker(at: now) == nil ? nil : trip.waypointETAs(now: now)
-        for (p, waypoint) in trip.waypoints.enumerated() {
+        for (p, waypoint) in trip.waypoints.enumerated() where !isStopLink || isFollowed(waypoint) {
             w.beginObject()
             w.field("index", waypoint.index)
             w.coordinateField("lat", waypoint.point.lat)
@@ -116,10 +130,10 @@ public struct TripView: Sendable {
         }
         w.endArray()
         w.key("destination")
-        ServerMessages.writePoint(&w, trip.destination)
-        // Nobody follows the rider after the delivery (PROTOCOL 13).
+        ServerMessages.writePoint(&w, isStopLink ? sight?.stopPoint : trip.destination)
+        // Nobody follows the rider after the delivery (PROTOCOL 13), nor past a stop link's stop.
         let hidesRider = isCustomer && trip.isOverForCustomers(at: now)
-        let marker = hidesRider ? nil : trip.marker(at: now)
+        let marker = isStopLink ? (courierShown ? sight?.marker : nil) : hidesRider ? nil : trip.marker(at: now)
         w.key("position")
         ServerMessages.writePoint(&w, marker?.position)
         w.field("bearing", marker.map { ServerMessages.wireBearing($0.bearingDeg) })
@@ -149,6 +163,12 @@ public struct TripView: Sendable {
         w.field("battery", isCustomer ? nil : trip.battery)
         w.field("stale", trip.isStale)
         if let stop, let progress = trip.stopProgress(stop, now: now) { Self.writeStopObject(&w, progress) }
+    }
+
+    /// Whether `waypoint` is the stop this view follows (a stop link shows only that one).
+    func isFollowed(_ waypoint: Waypoint) -> Bool {
+        guard case .waypoint(let id)? = stop else { return false }
+        return waypoint.id == id
     }
 
     /// A waypoint's PROTOCOL 17 fields: `id`, `name` (null when not given), `dwell_s`, `eta_s`

@@ -21,6 +21,27 @@ import TrackHubCore
         }
     }
 
+    /// PROTOCOL 17: a link for one stop names it and how near (in stops) the courier is shown.
+    @Test func shareRequestTakesAStopAndVisibleWithinStops() throws {
+        let plain = try ShareRequest.decode([])
+        #expect(plain.stop == nil && plain.visibleWithinStops == 0)
+        let stop = try ShareRequest.decode(bytes(#"{"stop":"order-7","visible_within_stops":100}"#))
+        #expect(stop.stop == "order-7" && stop.visibleWithinStops == 100)
+        #expect(try ShareRequest.decode(bytes(#"{"stop":"destination"}"#)).stop == "destination")
+        #expect(try ShareRequest.decode(bytes(#"{"stop":"destination"}"#)).visibleWithinStops == 0)
+        for (bad, field) in [(#"{"stop":7}"#, "stop"), (#"{"stop":""}"#, "stop"), (#"{"stop":"a b"}"#, "stop"),
+                             (#"{"visible_within_stops":-1}"#, "visible_within_stops"),
+                             (#"{"visible_within_stops":101}"#, "visible_within_stops"),
+                             (#"{"visible_within_stops":1.5}"#, "visible_within_stops")] {
+            do {
+                _ = try ShareRequest.decode(bytes(bad))
+                Issue.record("\(bad) was accepted")
+            } catch {
+                #expect(error.code == .badRequest && error.message.contains(field), "\(bad): \(error.message)")
+            }
+        }
+    }
+
     /// The customer's body is the viewer's with the rider cut to its name, no config and no trail.
     @Test func customerViewDiffersFromTheFullOneOnlyInRiderConfigAndTrail() throws {
         for offset: Int64 in [5010, 7010] {
@@ -47,5 +68,15 @@ import TrackHubCore
         #expect(rider(#"{"id":"r1"}"#) == "null")
         #expect(rider(#"{"name":7}"#) == "null")
         #expect(rider(nil) == "null")
+    }
+}
+
+/// PROTOCOL 17: the `stop` message's exact bytes.
+@Suite struct StopLinkMessageTests {
+    @Test func stopMessageHasItsExactBytes() {
+        #expect(String(decoding: StopLinkMessages.stop(trip: "T1", stop: "order-7", stopsBefore: 2, etaS: 1500, visible: false), as: UTF8.self)
+            == #"{"type":"stop","trip":"T1","stop":"order-7","stops_before":2,"eta_s":1500,"visible":false}"#)
+        #expect(String(decoding: StopLinkMessages.stop(trip: "T1", stop: "destination", stopsBefore: 0, etaS: nil, visible: true), as: UTF8.self)
+            == #"{"type":"stop","trip":"T1","stop":"destination","stops_before":0,"eta_s":null,"visible":true}"#)
     }
 }

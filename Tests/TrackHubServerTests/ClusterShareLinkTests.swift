@@ -30,6 +30,20 @@ import TrackHubTesting
         return (try #require(json["token"] as? String), try #require(json["jti"] as? String))
     }
 
+    /// PROTOCOL 17: the log carries a link's stop claims, so the answering node mints them.
+    @Test func aStopLinkIssuedThroughTheLogCarriesItsClaims() throws {
+        guard let redis = try RedisProcess.start() else { return }
+        defer { redis.stop() }
+        let a = try Self.node(redis)
+        defer { a.stop() }
+        #expect(try a.httpJSON("POST", "/v1/trips", json: ["id": "T1", "route": Self.route, "rider": ["name": "Alex"]], headers: Self.admin).status == 201)
+        let (status, json) = try a.httpJSON("POST", "/v1/trips/T1/share", json: ["stop": "destination", "visible_within_stops": 4], headers: Self.admin)
+        #expect(status == 201, "\(status) \(json)")
+        let token = try #require(json["token"] as? String)
+        let claims = try JWT.verify(token, secret: Self.secret, nowMs: nowMillis()).get()
+        #expect(claims.stop == "destination" && claims.visibleWithinStops == 4)
+    }
+
     @Test func aLinkIssuedOnOneNodeIsKnownAndRevokedOnEveryNode() throws {
         guard let redis = try RedisProcess.start() else { return }
         defer { redis.stop() }

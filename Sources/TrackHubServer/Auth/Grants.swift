@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubProtocol
 
 /// What a client may do (PROTOCOL section 2), from its token. Open mode grants everything.
@@ -15,6 +16,11 @@ struct Grants: Sendable, Equatable {
     /// True once the connection's share link was revoked: every op that needs a token is then
     /// `unauthorized`, as with no token, but the connection is not closed for lacking one.
     var isRevoked = false
+    /// The stop a share token's link follows (PROTOCOL 17: its `stop` claim); nil for a link
+    /// for the whole trip and for other tokens.
+    var shareStop: String?
+    /// A share token's `visible_within_stops` claim (0 when absent).
+    var visibleWithinStops = 0
 
     static let everything = Grants(scopes: [.courier, .viewer, .fleet, .admin], trips: nil, expiresAt: nil, isAuthenticated: true)
     static let nothing = Grants(scopes: [], trips: [], expiresAt: nil, isAuthenticated: false)
@@ -32,6 +38,10 @@ struct Grants: Sendable, Equatable {
         self.init(
             scopes: scopes, trips: claims.trips, expiresAt: claims.expiresAt, isAuthenticated: true,
             shareID: scopes.contains(.share) ? claims.jti : nil)
+        if scopes.contains(.share) {
+            shareStop = claims.stop
+            visibleWithinStops = claims.visibleWithinStops
+        }
     }
 
     /// What is left of a connection's grants once its share link is revoked: nothing, until a
@@ -71,6 +81,14 @@ struct Grants: Sendable, Equatable {
         scopes.contains(.share) && trips?.count == 1 && trips?.contains(trip) == true
     }
 
+    /// The stop link (PROTOCOL 17) this connection sees `trip` through: its stop and
+    /// `visible_within_stops`, when it sees the trip only as a customer and its token names a
+    /// stop; nil otherwise.
+    func stopLink(_ trip: String) -> (stop: StopRef, visibleWithinStops: Int)? {
+        guard let shareStop, seesAsCustomer(trip) else { return nil }
+        return (StopRef(wire: shareStop), visibleWithinStops)
+    }
+
     /// True when this connection sees `trip` only as a customer does: rider without id,
     /// no trail, no config, nothing once it arrived (PROTOCOL 13). A token that may also view
     /// the trip as a viewer (or admin) sees it whole.
@@ -91,7 +109,9 @@ struct Grants: Sendable, Equatable {
 
     /// Whether `GET /v1/trips` shows this trip: its trips, or every trip for admin and fleet.
     func allowsListing(_ trip: String) -> Bool {
-        scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
+        // A stop link (PROTOCOL 17) lists nothing: a list item is no stop link's view.
+        if scopes.contains(.share), shareStop != nil, !allowsViewing(trip) { return false }
+        return scopes.contains(.admin) || scopes.contains(.fleet) || lists(trip)
     }
 
     /// True once the token's `exp` (with the leeway) has passed; never in open mode.

@@ -20,14 +20,23 @@ public struct TokenClaims: Sendable, Equatable {
     public var trips: Set<String>?
     /// `jti`: the token's own id; a share link's, by which it is revoked (PROTOCOL 13).
     public var jti: String?
+    /// `stop`: the stop a link for one stop follows (PROTOCOL 17), a waypoint id or
+    /// `"destination"`; nil: the whole trip.
+    public var stop: String?
+    /// `visible_within_stops`: from how many stops before its own the link shows the courier
+    /// (PROTOCOL 17); 0 when the token does not carry it.
+    public var visibleWithinStops: Int
 
     /// Claims to mint (`trackhub token`, a share link); `expiresAt` in Unix seconds.
-    public init(subject: String?, expiresAt: Int64, scopes: Set<TokenScope>, trips: Set<String>?, jti: String? = nil) {
+    public init(subject: String?, expiresAt: Int64, scopes: Set<TokenScope>, trips: Set<String>?, jti: String? = nil,
+                stop: String? = nil, visibleWithinStops: Int = 0) {
         self.subject = subject
         self.expiresAt = expiresAt
         self.scopes = scopes
         self.trips = trips
         self.jti = jti
+        self.stop = stop
+        self.visibleWithinStops = visibleWithinStops
     }
 }
 
@@ -55,6 +64,8 @@ public enum JWT {
     public static let maxTokenBytes = 8 * 1024
     /// `exp` values beyond this (year ~33 000) are taken as this, so millisecond arithmetic cannot overflow.
     static let maxExpSeconds: Double = 1e12
+    /// The largest `visible_within_stops` claim accepted (PROTOCOL 17's 0–100).
+    static let maxVisibleWithinStops = Int(ShareRequest.maxVisibleWithinStops)
 
     /// Verifies `token` against `secret` at `nowMs` (ms since the epoch).
     public static func verify(_ token: String, secret: String, nowMs: Int64) -> Result<TokenClaims, TokenError> {
@@ -143,7 +154,25 @@ public enum JWT {
             }
         default: return .failure(TokenError("token trips must be an array of strings"))
         }
-        return .success(TokenClaims(subject: subject, expiresAt: expSeconds, scopes: scopes, trips: trips, jti: jti))
+        var stop: String?
+        switch claims["stop"] {
+        case nil, .null?: stop = nil
+        case .string(let text)?: stop = text
+        default: return .failure(TokenError("token stop is not a string"))
+        }
+        var visibleWithinStops = 0
+        switch claims["visible_within_stops"] {
+        case nil, .null?: break
+        case .number(let number)?:
+            let value = number.value
+            guard value.rounded(.towardZero) == value, value >= 0, value <= Double(maxVisibleWithinStops) else {
+                return .failure(TokenError("token visible_within_stops is not an integer from 0 to \(maxVisibleWithinStops)"))
+            }
+            visibleWithinStops = Int(value)
+        default: return .failure(TokenError("token visible_within_stops is not an integer from 0 to \(maxVisibleWithinStops)"))
+        }
+        return .success(TokenClaims(subject: subject, expiresAt: expSeconds, scopes: scopes, trips: trips, jti: jti,
+                                    stop: stop, visibleWithinStops: visibleWithinStops))
     }
 
     /// True once `exp` plus the leeway has passed.
@@ -162,6 +191,10 @@ public enum JWT {
         if let issuedAt { payload.field("iat", issuedAt) }
         if let jti = claims.jti { payload.field("jti", jti) }
         payload.field("exp", claims.expiresAt)
+        if let stop = claims.stop {
+            payload.field("stop", stop)
+            payload.field("visible_within_stops", Int64(claims.visibleWithinStops))
+        }
         payload.key("scope")
         payload.beginArray()
         for scope in TokenScope.allCases where claims.scopes.contains(scope) { payload.string(scope.rawValue) }

@@ -111,7 +111,8 @@ final class TripsAPI: @unchecked Sendable {
     /// `GET /v1/trips/{id}`: the trip as `grants` sees it, 404 when this hub has no such trip.
     func getTrip(_ connection: ConnectionID, id: String, grants: Grants) throws(ProtocolError) {
         guard trips[id] != nil else { throw .notFound("trip \(id) does not exist") }
-        respondTrip(connection, id: id, status: 200, afterCommand: false, audience: ShareService.audience(of: grants, trip: id))
+        respondTrip(connection, id: id, status: 200, afterCommand: false, audience: ShareService.audience(of: grants, trip: id),
+                    stopLink: grants.stopLink(id))
     }
 
     /// The trip with its last 100 fixes (PROTOCOL 5). The trail is read off the service
@@ -119,7 +120,9 @@ final class TripsAPI: @unchecked Sendable {
     /// A failed read answers `GET` with 503; after a command (which stands) the trip goes
     /// out without its trail, logged and counted.
     /// A share link's `audience` sees the customer's view (PROTOCOL 13), without a trail.
-    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true, audience: TripView.Audience = .full) {
+    /// A stop link's `stopLink` (PROTOCOL 17) sees what its snapshot would.
+    func respondTrip(_ connection: ConnectionID, id: String, status: Int, afterCommand: Bool = true, audience: TripView.Audience = .full,
+                     stopLink: (stop: StopRef, visibleWithinStops: Int)? = nil) {
         let count = audience == .customer ? 0 : 100
         storage.read({ store throws(StoreError) in try store.recentFixes(tripID: id, count: count) }) { [self] result in
             let trail: [StoredFix]
@@ -134,6 +137,10 @@ final class TripsAPI: @unchecked Sendable {
             }
             var view = TripView(id: id, entry: trips[id], trail: trail, now: clock.wallMillis(), audience: audience)
             view.includeRouteSource = status == 201  // PROTOCOL 16: the create's answer says where its route came from
+            if let stopLink {
+                view.stop = stopLink.stop
+                view.stopLinkVisibleWithinStops = stopLink.visibleWithinStops
+            }
             let body = HTTPBodies.trip(view)
             if status == 201 { return replies.respondCreated(connection, id: id, json: body) }
             replies.respond(connection, status: status, json: body)

@@ -14,6 +14,12 @@ extension Hub {
         _ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, stop: StopRef? = nil, re: MessageID?, now: Int64
     ) {
         guard let session = services.fanout[id] else { return }
+        if session.grants.stopLink(trip) != nil {
+            // A stop link's live delivery (PROTOCOL 17: only its stop, the courier only when
+            // near) is not built yet; the section 13 stream would show every other stop.
+            services.replies.sendError(to: id, re: re, ProtocolError(.forbidden, "subscribe: a link for one stop is not served live by this hub yet; GET /v1/trips/\(trip) answers its view"))
+            return
+        }
         if let stop, services.trips[trip]?.trip.hasStop(stop) != true {
             services.replies.sendError(to: id, re: re, ProtocolError(.notFound, "stop: trip \(trip) has no stop \(stop.wire)"))
             return

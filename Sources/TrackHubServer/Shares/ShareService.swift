@@ -89,7 +89,11 @@ final class ShareService {
         guard let entry = trips[id] else { throw .notFound("trip \(id) does not exist") }
         if entry.trip.status == .ended { throw .conflict("share: trip \(id) has ended; there is nothing left to follow") }
         let issuedAt = now / 1000
-        let share = StoredShare(jti: Self.makeShareID(), trip: id, expiresAt: (issuedAt + request.ttlSeconds) * 1000)
+        if let stop = request.stop, !Self.tripHasStop(entry.trip, stop) {
+            throw .badRequest("stop \(stop) is not a waypoint id of trip \(id) nor \"destination\"")
+        }
+        let share = StoredShare(jti: Self.makeShareID(), trip: id, expiresAt: (issuedAt + request.ttlSeconds) * 1000,
+                                stop: request.stop, visibleWithinStops: request.visibleWithinStops)
         commands.submit(.issue(share, issuedAt: issuedAt), reply: .http(connection), now: now)
     }
 
@@ -116,7 +120,8 @@ final class ShareService {
     func answerShareIssued(_ reply: Reply, _ share: StoredShare, issuedAt: Int64) {
         guard case .http(let connection) = reply else { return }  // issued over HTTP only
         guard let secret = signingSecret else { return replies.respondError(connection, .conflict(Self.openHubShareRefusal)) }
-        let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti)
+        let claims = TokenClaims(subject: "share:\(share.trip)", expiresAt: share.expiresAt / 1000, scopes: [.share], trips: [share.trip], jti: share.jti,
+                                 stop: share.stop, visibleWithinStops: share.visibleWithinStops)
         let token = JWT.mint(claims, secret: secret, issuedAt: issuedAt)
         replies.respond(connection, HTTPResponse(
             status: 201, headers: [("cache-control", "no-store")],

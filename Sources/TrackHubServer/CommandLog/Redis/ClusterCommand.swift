@@ -57,10 +57,15 @@ struct ClusterCommand: Codable, Sendable, Equatable {
     var reason: String?
     /// `signalLost`: the trip's `last_fix_t` when its owner found it stale.
     var lastFixT: Int64?
+    /// `share` of a link for one stop (PROTOCOL 17): its `stop` and `visible_within_stops`
+    /// claims, so the answering node mints the same token.
+    var stop: String?
+    var visibleWithinStops: Int?
 
     enum CodingKeys: String, CodingKey {
         case kind = "k", trip = "t", origin = "o", request = "r", body = "b", fixes = "f", device = "d", name = "n"
         case jti = "j", expiresAt = "x", issuedAt = "i", routerDurationS = "rd", reason = "rr", lastFixT = "lf"
+        case stop = "st", visibleWithinStops = "vw"
     }
 
     /// The router's answer this entry carries, if any.

@@ -12,7 +12,12 @@ extension RedisCommandLog {
     func submit(_ command: ShareCommand, reply: Reply, now: Int64) {
         switch command {
         case .issue(let share, let issuedAt):
-            appendToLog(ClusterCommand(kind: .share, trip: share.trip, jti: share.jti, expiresAt: share.expiresAt, issuedAt: issuedAt), reply: reply, now: now)
+            var command = ClusterCommand(kind: .share, trip: share.trip, jti: share.jti, expiresAt: share.expiresAt, issuedAt: issuedAt)
+            if let stop = share.stop {
+                command.stop = stop
+                command.visibleWithinStops = share.visibleWithinStops
+            }
+            appendToLog(command, reply: reply, now: now)
         case .revoke(let jti):
             appendToLog(ClusterCommand(kind: .revokeShare, jti: jti), reply: reply, now: now)
         }
@@ -28,7 +33,8 @@ extension RedisCommandLog {
             guard let trip = command.trip, let expiresAt = command.expiresAt, let issuedAt = command.issuedAt else {
                 return answer(request) { [self] reply in services.replies.answerFailure(reply, .badRequest("share: trip or expiry missing from the log entry")) }
             }
-            let share = services.shares.links.link(jti) ?? StoredShare(jti: jti, trip: trip, expiresAt: expiresAt)
+            let share = services.shares.links.link(jti) ?? StoredShare(
+                jti: jti, trip: trip, expiresAt: expiresAt, stop: command.stop, visibleWithinStops: command.visibleWithinStops ?? 0)
             // Bounded as on a hub alone: a link already past its expiry (a node replaying an
             // old log) is not kept; its token is refused for its `exp` anyway.
             if !ShareLinks.hasExpired(share, nowMs: services.clock.wallMillis()) { services.shares.links.record(share) }

@@ -1,0 +1,100 @@
+import TrackHubCore
+
+/// One subscription of a link for one stop (PROTOCOL 17), as the fan-out side keeps it: what
+/// it was last told (`stop` messages, whether the courier was shown) and what it gets next.
+/// It decides, the fan-out sends: each decision names messages the caller encodes once per
+/// (trip, stop, visibility) and enqueues, so the order the contract asks for (`visible: true`
+/// before the first frame or segment that shows the courier; the last frame at the stop,
+/// then `unsubscribed`) is kept in one place. Pure: the trip's sight and the clock are passed in.
+struct StopLinkFollower: Sendable, Equatable {
+    /// How the subscription receives the marker (PROTOCOL 4 `subscribe.mode`).
+    enum Mode: Sendable, Equatable { case frames, segments }
+
+    /// One thing to send, in order.
+    enum Delivery: Sendable, Equatable {
+        /// A `stop` message with this standing.
+        case stop(StopMessageGate.Standing)
+        /// The tick's frame (the courier is shown).
+        case frame
+        /// The rest of the running animation as a segment (the courier became shown mid-way).
+        case remainingSegment
+        /// A fix's segment (shown, and every point of its path clear).
+        case segment
+        /// `unsubscribed {reason: "arrived"}`: the stop was reached.
+        case endArrived
+    }
+
+    /// The stop the subscription follows and from how many stops before it the courier shows.
+    let visibleWithinStops: Int
+    /// Frames or segments.
+    let mode: Mode
+    /// When the next `stop` message is due.
+    private(set) var gate = StopMessageGate()
+    /// Whether the courier was shown when last decided (a change sends a `stop` message).
+    private(set) var wasShown = false
+    /// True once `unsubscribed {reason: "arrived"}` was decided: nothing follows.
+    private(set) var hasEnded = false
+
+    /// A follower that has been told nothing yet.
+    init(visibleWithinStops: Int, mode: Mode) {
+        self.visibleWithinStops = visibleWithinStops
+        self.mode = mode
+    }
+
+    /// The standing a `stop` message reports for `sight` (`visible` false without a marker,
+    /// which `shown` already says).
+    static func standing(_ sight: StopLinkSight, etaS: Int?) -> StopMessageGate.Standing {
+        StopMessageGate.Standing(stopsBefore: sight.stopsBefore, etaS: etaS, visible: sight.shown)
+    }
+
+    /// After a snapshot went out: its `stop` message always follows it.
+    mutating func afterSnapshot(_ sight: StopLinkSight, etaS: Int?) -> [Delivery] {
+        let standing = Self.standing(sight, etaS: etaS)
+        gate.sentAfterSnapshot(standing)
+        wasShown = sight.shown
+        return [.stop(standing)]
+    }
+
+    /// A tick at `nowMs`: a `stop` message when due, then the frame (frames mode) or the rest
+    /// of the animation (segments mode, when the courier just became shown and that rest's
+    /// `remainingPath` qualifies); `hasFrame` says whether the tick produced one.
+    mutating func onTick(_ sight: StopLinkSight, etaS: Int?, hasFrame: Bool, remainingPath: [GeoPoint]?, nowMs: Int64) -> [Delivery] {
+        guard !hasEnded else { return [] }
+        var out: [Delivery] = []
+        let becameShown = sight.shown && !wasShown
+        let standing = Self.standing(sight, etaS: etaS)
+        if gate.shouldSend(standing, nowMs: nowMs) { out.append(.stop(standing)) }
+        wasShown = sight.shown
+        guard sight.shown else { return out }
+        switch mode {
+        case .frames:
+            if hasFrame { out.append(.frame) }
+        case .segments:
+            if becameShown, let path = remainingPath, StopVisibility.segmentQualifies(path: path, otherStops: sight.otherStops) {
+                out.append(.remainingSegment)
+            }
+        }
+        return out
+    }
+
+    /// A fix's segment with `path`, decided against the sight at the moment it is sent.
+    mutating func onSegment(_ sight: StopLinkSight, etaS: Int?, path: [GeoPoint], nowMs: Int64) -> [Delivery] {
+        guard !hasEnded else { return [] }
+        var out: [Delivery] = []
+        let standing = Self.standing(sight, etaS: etaS)
+        if gate.shouldSend(standing, nowMs: nowMs) { out.append(.stop(standing)) }
+        wasShown = sight.shown
+        if mode == .segments, sight.shown, StopVisibility.segmentQualifies(path: path, otherStops: sight.otherStops) {
+            out.append(.segment)
+        }
+        return out
+    }
+
+    /// The stop was reached (its event already went out): the last frame there when the
+    /// courier is shown (frames mode), then the end.
+    mutating func onReached(_ sight: StopLinkSight) -> [Delivery] {
+        guard !hasEnded else { return [] }
+        hasEnded = true
+        return (mode == .frames && sight.shown ? [.frame] : []) + [.endArrived]
+    }
+}
