@@ -28,9 +28,7 @@ from hubs import Courier, hub_under_test  # noqa: E402
 from hubproc import mint_token  # noqa: E402  (on the path once hubs is imported)
 
 if base.HAVE_SELENIUM:
-    from selenium import webdriver
-    from selenium.common.exceptions import TimeoutException, WebDriverException
-    from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -46,23 +44,7 @@ class SharePageTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        os.makedirs(base.ARTIFACTS, exist_ok=True)
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = base.CHROMIUM
-        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                    f"--window-size={DESKTOP[0]},{DESKTOP[1]}", "--no-first-run", "--no-default-browser-check",
-                    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
-            opts.add_argument(arg)
-        try:
-            cls.driver = webdriver.Chrome(service=Service(executable_path=base.CHROMEDRIVER), options=opts)
-        except WebDriverException as e:
-            raise unittest.SkipTest(f"cannot start headless chromium: {e.msg}")
-        cls.driver.set_page_load_timeout(30)
-        cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
-            window.__csp = [];
-            document.addEventListener('securitypolicyviolation', (e) => {
-              window.__csp.push(`${e.effectiveDirective} ${e.blockedURI}`);
-            });"""})
+        cls.driver = base.start_chromium(*DESKTOP)
 
     @classmethod
     def tearDownClass(cls):

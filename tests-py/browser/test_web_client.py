@@ -219,33 +219,41 @@ def unique(prefix):
     return f"{prefix}-{int(time.time() * 1000) % 10_000_000}"
 
 
+def start_chromium(width=1280, height=900, browser_logs=False):
+    """Headless Chromium for the page tests (every browser suite here starts it this way), with
+    the artifacts folder made. A Chromium that cannot start skips the suite. Records what the
+    pages' Content-Security-Policy refuses (the script runs before the page's own and is not
+    subject to it) in `window.__csp`: each test ends with none."""
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                f"--window-size={width},{height}", "--no-first-run", "--no-default-browser-check",
+                # no internet here: make tile requests fail at once instead of waiting on DNS
+                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
+        opts.add_argument(arg)
+    if browser_logs:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    try:
+        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    except WebDriverException as e:
+        raise unittest.SkipTest(f"cannot start headless chromium: {e.msg}")
+    driver.set_page_load_timeout(30)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation', (e) => {
+          window.__csp.push(`${e.effectiveDirective} ${e.blockedURI}`);
+        });"""})
+    return driver
+
+
 @unittest.skipIf(SKIP_REASON is not None, SKIP_REASON or "")
 class WebClientTest(unittest.TestCase):
     driver = None
 
     @classmethod
     def setUpClass(cls):
-        os.makedirs(ARTIFACTS, exist_ok=True)
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = CHROMIUM
-        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                    "--window-size=1280,900", "--no-first-run", "--no-default-browser-check",
-                    # no internet here: make tile requests fail at once instead of waiting on DNS
-                    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
-            opts.add_argument(arg)
-        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        try:
-            cls.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-        except WebDriverException as e:
-            raise unittest.SkipTest(f"cannot start headless chromium: {e.msg}")
-        cls.driver.set_page_load_timeout(30)
-        # Records what the pages' Content-Security-Policy refuses (this script runs before
-        # the page's own and is not subject to it): each test ends with none.
-        cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
-            window.__csp = [];
-            document.addEventListener('securitypolicyviolation', (e) => {
-              window.__csp.push(`${e.effectiveDirective} ${e.blockedURI}`);
-            });"""})
+        cls.driver = start_chromium(browser_logs=True)
 
     @classmethod
     def tearDownClass(cls):
