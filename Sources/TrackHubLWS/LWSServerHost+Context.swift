@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Foundation
+import Synchronization
 
 /// The lws context and its loop: the protocol table and creation options (the libev plugin,
 /// no validity timers, IPv4/IPv6 binding, failing on an address that does not bind), running
@@ -116,11 +117,11 @@ extension LWSServerHost {
 
     /// Thread-safe: the loop will destroy the context and `run()` will return.
     public func requestStop() {
-        lifecycle.withLock { $0.stopRequested = true }
+        stopRequested.store(true, ordering: .releasing)
         wake()
     }
 
-    var isStopRequested: Bool { lifecycle.withLock { $0.stopRequested } }
+    var isStopRequested: Bool { stopRequested.load(ordering: .acquiring) }
 
     /// `LWS_CALLBACK_EVENT_WAIT_CANCELLED` (once per protocol per vhost for each `wake()`):
     /// the delegate drains its inbox; with the lws-owned libev loop, a requested stop is

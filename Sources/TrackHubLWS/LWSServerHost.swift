@@ -11,7 +11,7 @@ import Synchronization
 /// dispatch (`+Callback`), WebSocket upgrades and I/O (`+Upgrade`, `+WebSocket`), the HTTP
 /// exchange and its answers (`+HTTPExchange`, `+HTTPResponse`), reading headers (`+Headers`).
 ///
-/// Thread safety (`@unchecked Sendable`): everything except `lifecycle` is touched only on
+/// Thread safety (`@unchecked Sendable`): everything except `lifecycle` and `stopRequested` is touched only on
 /// the service thread (inside `run()`); other threads may only call `wake()` and
 /// `requestStop()`.
 public final class LWSServerHost: ServerHost, @unchecked Sendable {
@@ -53,11 +53,14 @@ public final class LWSServerHost: ServerHost, @unchecked Sendable {
     var readinessSet: Int32 = -1
     var readinessFDs: [ConnectionID: Int32] = [:]
 
-    /// Cross-thread flags.
+    /// Held while another thread calls `lws_cancel_service`, so the context is not destroyed
+    /// under it (`wake`, `destroyContext`).
     let lifecycle = Mutex<Lifecycle>(Lifecycle())
-    struct Lifecycle {
-        var stopRequested = false
-    }
+    /// What `lifecycle` guards: the context's existence itself (`context`, `destroyed`).
+    struct Lifecycle {}
+    /// Set once by `requestStop` (any thread); read on every wake-up without the lock, which
+    /// other threads hold while they wake the loop (it was the loop's most contended lock).
+    let stopRequested = Atomic<Bool>(false)
 
     /// The port actually bound (differs from the option when it was 0).
     public internal(set) var boundPort: Int = 0

@@ -80,6 +80,8 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     private let healthy = Atomic<Bool>(true)
     private let transactions = Atomic<Int>(0)
     private let writer: SQLiteWriter
+    /// Runs the WAL checkpoints off the writer's commits.
+    private let checkpointer: SQLiteCheckpointer
     private let reader: Mutex<SQLiteReader>
     private let closeOnce = Mutex(false)
 
@@ -102,6 +104,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         try Self.matchSidecarModes(path)
         do {
             writer = try SQLiteWriter(connection: connection)
+            checkpointer = try SQLiteCheckpointer(path: path, synchronous: synchronous.rawValue, writer: connection)
             let readConnection = try SQLiteConnection(path: path, readOnly: true)
             try readConnection.exec("PRAGMA busy_timeout=5000")
             reader = Mutex(SQLiteReader(connection: readConnection))
@@ -285,6 +288,12 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// False from a failed statement or commit until a later commit succeeds.
     public var isHealthy: Bool { healthy.load(ordering: .relaxed) }
 
+    /// WAL checkpoints run so far: on their own thread, and by the writer itself (only when
+    /// that thread fell behind; `SQLiteCheckpointer`).
+    public var walCheckpoints: (background: Int, byWriter: Int) {
+        (checkpointer.checkpoints.load(ordering: .relaxed), checkpointer.writerCheckpoints.load(ordering: .relaxed))
+    }
+
     /// Committed transactions so far (group commit makes this far fewer than batches).
     public var committedTransactions: Int { transactions.load(ordering: .relaxed) }
 
@@ -369,6 +378,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             wakeWriter(&state)
         }
         writerStopped.wait()
+        checkpointer.stop(unhooking: writer.db)
     }
 
     // MARK: - The writer thread

@@ -28,6 +28,28 @@ import TrackHubCore
         #expect(try store.loadTrips().count == 10)
     }
 
+    /// One fix per commit, as couriers send at a second each: the WAL passes SQLite's 1 000
+    /// pages many times, and each time the checkpoint runs on its own thread, never inside a
+    /// commit; the WAL stays bounded and everything reads back.
+    @Test func walCheckpointsRunOffTheWritersCommits() throws {
+        let dir = TempDir()
+        defer { dir.cleanUp() }
+        let store = try SQLiteTripStore(directory: dir.path)
+        defer { store.close() }
+        var trip = makeTrip("t1")
+        for i in 0..<3000 {
+            let records = drive(&trip, fixes: [fix(0, ts: t0 + Int64(i), seq: Int64(i))], now: t0)
+            #expect(isSuccess(appendAndWait(store, records)))
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while store.walCheckpoints.background == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }  // a condition with a deadline
+        #expect(store.walCheckpoints.background >= 1)
+        #expect(store.walCheckpoints.byWriter == 0)
+        let walBytes = (try? FileManager.default.attributesOfItem(atPath: dir.dbPath + "-wal")[.size] as? Int) ?? 0
+        #expect(walBytes < Int(SQLiteCheckpointer.fallbackPages) * 4096, "WAL \(walBytes) bytes")
+        #expect(try store.trail(tripID: "t1", from: nil, to: nil, limit: 5000).count == 3000)
+    }
+
     @Test func reopenRestoresTripsFixesAndEventsExactly() throws {
         let dir = TempDir()
         defer { dir.cleanUp() }
