@@ -21,6 +21,9 @@ import { StopFollow, hiddenHeadline, stopsBeforeText } from "./stop-follow.js";
 
 /** How long the marker rests at the door once the order is there, before it is taken off. */
 const AT_DOOR_MS = 4000;
+/** How much a stop link's camera widens the courier-and-door box on each side (a fraction
+ *  of its span): 1/3 puts the box inside the middle 60 % of the view. */
+const STOP_VIEW_PAD = 0.34;
 
 /** The token of /t/{token}, the one trip its payload names and its `stop` claim (null for a
  *  link to the whole trip). Unverified: for the page only; the hub checks the token on every
@@ -249,7 +252,13 @@ function mount(main) {
     const b = lineBounds(pts);
     if (!b) return false;
     if (pts.length === 1 || (b[0][0] === b[1][0] && b[0][1] === b[1][1])) map.setView([b[0][1], b[0][0]], 16, { animate: false });
-    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { ...cardPadding(card), animate: false, maxZoom: 17 });
+    else {
+      // A stop link's view is the courier and the door: with a third of the span around them
+      // both sit in the middle 60 % that "follow the rider" keeps the marker in, so following
+      // does not pan the door out of view at once.
+      const bounds = L.latLngBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]]).pad(follow.active ? STOP_VIEW_PAD : 0);
+      map.fitBounds(bounds, { ...cardPadding(card), animate: false, maxZoom: 17 });
+    }
     return true;
   }
 
@@ -348,7 +357,14 @@ function mount(main) {
       body = null;
     }
     if (!body || mine !== viewRequest || st.over || !follow.visible || follow.reached) return;
-    if (st.destAlong === null && typeof body.done_m === "number" && typeof body.remaining_m === "number") st.destAlong = body.done_m + body.remaining_m;
+    // Its numbers are the latest unless a segment came since the courier was shown (a courier
+    // at rest sends none).
+    if (!anim.segment && typeof body.done_m === "number" && typeof body.remaining_m === "number") {
+      st.doneM = body.done_m;
+      st.destAlong = body.done_m + body.remaining_m;
+      st.progress = body.progress;
+      st.eta = body.eta_s;
+    }
     if (body.route) {
       setRoute(body.route);
       placeRoute();
@@ -360,6 +376,8 @@ function mount(main) {
     }
     // Fit once the courier is placed too (else the first segment fits).
     if (!st.fitted && anim.current()) st.fitted = fitAll();
+    renderCard();
+    renderProgress(st.progress);
     draw(true);
   }
 

@@ -5,9 +5,11 @@ desktop (1280 x 800) and phone (390 x 844) size; and the dispatcher's trip view 
 stops with their names and ETAs, with the control that makes a stop's link.
 
 The hub is the real release binary (hubs.py), secured; a courier drives a 3 km street due
-north with stops a, b and c at 800, 1 600 and 2 400 m and holds at each (`proceed`). The link
-follows c with `visible_within_stops` 1, so the courier is hidden while two stops lie before
-c, shown between a and b (400 m from each), hidden again within 200 m of b, shown from 1 800 m.
+north with stops a, b and c at 800, 1 650 and 2 400 m, a fix every 100 m (none exactly 200 m
+from a stop: the rule's own boundary), and holds at each (`proceed`). The link follows c with
+`visible_within_stops` 1, so the courier is hidden while two stops lie before c, shown
+between a and b (at 1 200 m: 400 and 450 m from them), hidden again within 200 m of b, shown
+from 1 900 m.
 Privacy is checked on the page too: every WebSocket message the page receives and every
 position its marker is drawn at is kept, and none may lie within 200 m of stop a or b.
 Conditions are awaited with deadlines (WebDriverWait), never with sleeps. Screenshots go to
@@ -45,7 +47,7 @@ DESKTOP = (1280, 800)
 PHONE = (390, 844)
 LAT0, LON0 = 38.7000, -9.1400
 LENGTH_M = 3000
-STOPS = {"a": 800, "b": 1600, "c": 2400}
+STOPS = {"a": 800, "b": 1650, "c": 2400}
 RADIUS_M = 200
 STEP_M = 100
 
@@ -140,6 +142,7 @@ class StopPageTest(unittest.TestCase):
         self.couriers = []
         self.size = DESKTOP
         self.seq = 0
+        self.at = None
         self.t0 = int(time.time() * 1000) - 600_000
 
     def tearDown(self):
@@ -228,16 +231,20 @@ class StopPageTest(unittest.TestCase):
         p = point(along_m)
         ack = self.courier.fix(self.trip, p[0], p[1], self.t0 + self.seq * 10_000, seq=self.seq, duration_ms=200)
         self.assertEqual(ack.get("type"), "ack", ack)
+        self.at = along_m
         return p
 
     def hand_over(self):
         self.wait(lambda: self.status() == "holding", message="holding at the stop")
         self.assertEqual(self.courier.proceed(self.trip).get("type"), "ack")
 
-    def drive_to(self, start_m, end_m):
+    def drive_to(self, start_m, end_m, hand_over_at=("a", "b")):
+        """Fixes every 100 m; the first fix at or past a stop in `hand_over_at` holds the
+        trip there (the hub keeps the marker at the stop), and the courier hands over."""
         for along in range(start_m, end_m + 1, STEP_M):
+            before = self.at
             self.drive(along)
-            if along in STOPS.values() and along != STOPS["c"]:
+            if any(before is not None and before < STOPS[s] <= along for s in hand_over_at):
                 self.hand_over()
 
     def assert_nothing_near_other_stops(self):
@@ -266,8 +273,14 @@ class StopPageTest(unittest.TestCase):
         self.assertIsNone(self.visible_text("stops-before"))
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='destination']")), 1)
 
-    def assert_shown_at(self, p, stops_before):
-        """The marker where the courier is, the route to the stop, the stops line and the ETA."""
+    def progress(self):
+        return self.js("""const e = document.querySelector("[data-testid='share-card'] [role='progressbar']");
+                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""")
+
+    def assert_shown_at(self, along_m, stops_before):
+        """The marker where the courier is, the route to the stop, the stops line, the ETA and
+        the progress to the stop."""
+        p = point(along_m)
         self.wait(lambda: self.attr("share-card", "data-visible") == "true", message="shown")
         self.wait(lambda: self.marker() is not None and base.dist_m(self.marker(), p) < 5,
                   message=lambda: f"marker at {p} (at {self.marker()})")
@@ -278,6 +291,8 @@ class StopPageTest(unittest.TestCase):
                   message=lambda: f"ETA headline (got {self.text('eta')!r})")
         # The route ends at the stop: its last stretch is no longer than the way there.
         self.assertLessEqual(self.route_left_m(), base.dist_m(p, point(STOPS["c"])) + 15)
+        wanted = 100 * along_m / STOPS["c"]
+        self.wait(lambda: abs((self.progress() or 0) - wanted) <= 3, message=lambda: f"progress to c {wanted:.0f} % (got {self.progress()})")
 
     def assert_readable(self):
         box = self.js("const r = document.querySelector(\"[data-testid='share-card']\").getBoundingClientRect();"
@@ -291,28 +306,36 @@ class StopPageTest(unittest.TestCase):
         self.create_trip()
         link = self.call("POST", f"/v1/trips/{self.trip}/share", {"stop": "c", "visible_within_stops": 1})
         self.drive(0)
+        self.drive(STEP_M)  # two fixes: a speed, so an ETA
         self.driver.get(self.hub.base_url + link["url"])
 
         # Two stops before c: hidden, "2 stops before yours · about 4 min".
         self.assert_hidden(2)
-        self.assertIsNotNone(self.attr("eta", "data-eta-s"), "an ETA while hidden")
+        self.assertTrue(self.attr("eta", "data-eta-s"), "an ETA while hidden")
+        self.assertIn(" · about ", self.text("eta"))
         self.assertEqual(self.text("rider-name"), "Alex is bringing your order")
         self.assert_readable()
         for secret in ("rider-secret-id", "Order a", "Order b"):
             self.assertNotIn(secret, self.driver.page_source)
         self.shot("hidden")
 
-        # Past a, 400 m from a and from b, one stop before c: shown.
-        self.drive_to(STEP_M, 1200)
-        self.assert_shown_at(point(1200), 1)
+        # Past a, 400 m from a and 450 m from b, one stop before c: shown.
+        self.drive_to(2 * STEP_M, 1200)
+        self.assert_shown_at(1200, 1)
+        # The camera shows the courier and the door.
+        self.assertTrue(self.js("""const m = document.querySelector('.map').getBoundingClientRect();
+            return ["rider-marker", "destination"].every((id) => {
+              const r = document.querySelector(`[data-testid='${id}']`).getBoundingClientRect();
+              return r.left >= m.left && r.right <= m.right && r.top >= m.top && r.bottom <= m.bottom; });"""),
+            "the marker and the door both in view")
         self.assert_readable()
         self.shot("shown")
 
-        # Within 200 m of b: hidden again; past b by 300 m: shown, "Next stop is yours".
+        # Within 200 m of b: hidden again; past b by 250 m: shown, "Next stop is yours".
         self.drive_to(1300, 1500)
         self.assert_hidden(1)
         self.drive_to(1600, 1900)
-        self.assert_shown_at(point(1900), 0)
+        self.assert_shown_at(1900, 0)
 
         # At c: "Your order is here", and then no courier.
         self.drive_to(2000, STOPS["c"])
@@ -347,7 +370,7 @@ class StopPageTest(unittest.TestCase):
         self.drive(0)
         self.driver.get(self.hub.base_url + link["url"])
         self.assert_hidden(3)
-        self.drive_to(STEP_M, LENGTH_M)
+        self.drive_to(STEP_M, LENGTH_M, hand_over_at=("a", "b", "c"))
         self.wait(lambda: self.text("eta") == "Your order is here", message="Your order is here at the destination")
         self.assert_nothing_near_other_stops()
 
@@ -378,7 +401,7 @@ class StopPageTest(unittest.TestCase):
         first_b = etas[1]
 
         # Past a: struck through, no link control; b's ETA comes down without a reload.
-        self.drive_to(200, 1000)
+        self.drive_to(200, 900)
         self.wait(lambda: self.stop_rows()[0]["visited"] == "true", message="a visited")
         self.wait(lambda: (self.stop_rows()[1]["etaS"] or "0") != "0" and int(self.stop_rows()[1]["etaS"]) < first_b,
                   timeout=30, message=lambda: f"b's ETA refreshed below {first_b} (rows {self.stop_rows()})")
@@ -395,6 +418,7 @@ class StopPageTest(unittest.TestCase):
         self.assertEqual((claims["stop"], claims["visible_within_stops"], claims["trips"]), ("b", 1, [self.trip]))
         self.assertEqual(self.js("return window.__csp || [];"), [], "CSP violations")
         self.driver.get(href)
+        # The courier is 100 m past a: hidden, and b is next.
         self.wait(lambda: self.attr("share-card", "data-stops-before") == "0", message="b's page: next stop is b")
         self.wait(lambda: (self.text("eta") or "").startswith("Next stop is yours"), message=lambda: f"b's page says so (got {self.text('eta')!r})")
 
