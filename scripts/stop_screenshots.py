@@ -173,7 +173,7 @@ def main():
         url = base + link["url"]
         courier = Courier(port, route, base, admin)
 
-        # Two stops before the customer's: hidden, "2 stops before yours · about 7 min".
+        # Two stops before the customer's: hidden, "2 stops before yours · about 8 min".
         courier.drive_to(100)
         shoot(driver, url, DESKTOP, HIDDEN, "stop-link-hidden.png")
         shoot(driver, url, PHONE, HIDDEN, "stop-link-hidden-phone.png")
