@@ -31,6 +31,8 @@ export class StopList {
     this.rows = [];
     this.shape = null;
     this.etaEls = [];
+    /** The stop whose link is being made from its control: the keyboard goes to the link. */
+    this.focusStop = null;
   }
 
   render(rows) {
@@ -45,8 +47,8 @@ export class StopList {
   }
 
   build() {
-    const focused = document.activeElement && this.el.contains(document.activeElement) ? document.activeElement.dataset.testid : null;
-    const focusStop = focused ? document.activeElement.closest("li").dataset.stop : null;
+    const inside = document.activeElement && this.el.contains(document.activeElement);
+    const focusStop = inside ? document.activeElement.closest("li").dataset.stop : this.focusStop;
     this.etaEls = [];
     this.el.replaceChildren(...this.rows.map((r) => {
       const eta = h("span", { class: "stop-eta", "data-testid": "stop-eta" });
@@ -101,6 +103,7 @@ export class StopList {
   }
 
   async makeLink(id) {
+    this.focusStop = id;
     this.links.set(id, { pending: true });
     this.render(this.rows);
     try {
@@ -111,6 +114,7 @@ export class StopList {
       this.links.set(id, { error: e.status === 403 || e.status === 401 ? "Needs an admin token" : e.message });
     }
     this.render(this.rows);
+    this.focusStop = null;
   }
 
   async copy(url, button) {

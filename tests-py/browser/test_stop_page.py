@@ -412,6 +412,7 @@ class StopPageTest(unittest.TestCase):
         # b's link: made with visible_within_stops 1, shown on the card, and it opens b's page.
         self.driver.find_element(By.CSS_SELECTOR, "[data-testid='stop-row'][data-stop='b'] [data-testid='stop-share']").click()
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "[data-stop='b'] [data-testid='stop-link']"), message="b's link shown")
+        self.assertEqual(self.js("return document.activeElement.dataset.testid;"), "stop-link", "the keyboard is on the new link")
         href = self.driver.find_element(By.CSS_SELECTOR, "[data-stop='b'] [data-testid='stop-link']").get_attribute("href")
         self.assertTrue(href.startswith(f"{self.hub.base_url}/t/"), href)
         claims = jwt_payload(href.rsplit("/", 1)[1])
@@ -421,6 +422,20 @@ class StopPageTest(unittest.TestCase):
         # The courier is 100 m past a: hidden, and b is next.
         self.wait(lambda: self.attr("share-card", "data-stops-before") == "0", message="b's page: next stop is b")
         self.wait(lambda: (self.text("eta") or "").startswith("Next stop is yours"), message=lambda: f"b's page says so (got {self.text('eta')!r})")
+
+    def test_trip_view_says_why_an_open_hub_makes_no_link(self):
+        """An open hub refuses share links (409): the control says why, and no link appears."""
+        self.hub.close()
+        self.hub = hub_under_test()
+        trip = base.unique("open")
+        self.hub.create_trip(trip, route=ROUTE, waypoints=[{"lat": point(800)[1], "lon": point(800)[0], "id": "a"}])
+        self.driver.get(f"{self.hub.base_url}/trips/{trip}")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "[data-stop='a'] [data-testid='stop-share']"), message="a's control")
+        self.assertEqual(self.stop_rows()[0]["name"], "a", "a stop without a name is called by its id")
+        self.driver.find_element(By.CSS_SELECTOR, "[data-stop='a'] [data-testid='stop-share']").click()
+        self.wait(lambda: "secured hub" in (self.js("const e = document.querySelector(\"[data-stop='a'] .stop-link-error\"); return e ? e.textContent : '';") or ""),
+                  message="the refusal shown")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='stop-link']"), [])
 
     def test_wording_module(self):
         """stop-follow.js in the browser: the words and the state from the wire."""
