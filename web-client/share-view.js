@@ -6,6 +6,9 @@
 // segment animation, the geometry and the map (with its offline vector basemap). When the
 // rider's phone goes silent (PROTOCOL 18) the card says "Last update N min ago" and the
 // marker is greyed, so a customer does not wait on a position that no longer moves.
+// A link for one stop (PROTOCOL 17) says "2 stops before yours · about 25 min" while the
+// courier is hidden, draws the marker and the route to the stop once shown, and "Your order
+// is here" once its stop is reached (stop-follow.js keeps what the page knows of it).
 
 import { connect, pageHubUrl } from "./trackhub-client.js";
 import { SegmentAnimator } from "./segment-animator.js";
@@ -14,12 +17,17 @@ import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
 import { h, makeMap, reducedMotion, cardPadding } from "./util.js";
 import { CourierSignal, SIGNAL_TICK_MS } from "./courier-signal.js";
+import { StopFollow, hiddenHeadline, stopsBeforeText } from "./stop-follow.js";
 
 /** How long the marker rests at the door once the order is there, before it is taken off. */
 const AT_DOOR_MS = 4000;
+/** How much a stop link's camera widens the courier-and-door box on each side (a fraction
+ *  of its span): 1/3 puts the box inside the middle 60 % of the view. */
+const STOP_VIEW_PAD = 0.34;
 
-/** The token of /t/{token}, and the one trip its payload names (unverified: for the page
- *  only; the hub checks the token on every request). */
+/** The token of /t/{token}, the one trip its payload names and its `stop` claim (null for a
+ *  link to the whole trip). Unverified: for the page only; the hub checks the token on every
+ *  request, and the snapshot says which stop the link really follows. */
 export function parseShareToken(pathname) {
   const m = pathname.match(/^\/t\/([^/]+)\/?$/);
   if (!m) return null;
@@ -31,7 +39,8 @@ export function parseShareToken(pathname) {
     const b64 = parts[1].replace(/-/g, "+").replace(/_/g, "/");
     const json = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(b64 + "=".repeat((4 - b64.length % 4) % 4)), (c) => c.charCodeAt(0))));
     const trip = Array.isArray(json.trips) && json.trips.length === 1 ? json.trips[0] : null;
-    return typeof trip === "string" ? { token, trip } : null;
+    const stop = typeof json.stop === "string" ? json.stop : null;
+    return typeof trip === "string" ? { token, trip, stop } : null;
   } catch (_) {
     return null;
   }
@@ -76,8 +85,12 @@ function mount(main) {
   const bar = h("div", { class: "bar bar-lg", role: "progressbar", "aria-label": "Delivery progress", "aria-valuemin": 0, "aria-valuemax": 100 }, barFill);
   const followBtn = h("button", { type: "button", class: "recenter", "data-testid": "follow", "aria-pressed": "true" }, "Follow the rider");
   const messageEl = h("p", { class: "share-message", "data-testid": "share-message", role: "alert", hidden: true });
+  // A link for one stop, while the courier is shown: "Next stop is yours", "1 stop before yours".
+  const stopsEl = h("p", { class: "share-stops", "data-testid": "stops-before", hidden: true });
+  // While it is hidden: why the map shows no rider.
+  const hiddenNote = h("p", { class: "share-hidden-note", "data-testid": "hidden-note", hidden: true });
   const card = h("section", { class: "card share-card", "data-testid": "share-card", "data-status": "unknown", "data-stale": "false", "aria-label": "Your order" },
-    etaEl, riderEl, lastUpdateEl, bar, h("div", { class: "share-foot" }, statusEl, followBtn), messageEl);
+    etaEl, stopsEl, riderEl, hiddenNote, lastUpdateEl, bar, h("div", { class: "share-foot" }, statusEl, followBtn), messageEl);
   main.replaceChildren(h("div", { class: "share-layout" }, mapEl, card));
 
   function endWith(text, reason) {
@@ -97,6 +110,7 @@ function mount(main) {
     return;
   }
   const { token, trip } = link;
+  const follow = new StopFollow(link.stop);
 
   // ---- map ------------------------------------------------------------------
   const map = makeMap(mapEl);
@@ -110,11 +124,38 @@ function mount(main) {
   const st = {
     status: "unknown", eta: null, progress: null, name: null,
     route: null, cum: null, routeLen: 0, destAlong: null, doneM: null,
+    // A stop link's route is a stretch that ends at its stop: where it starts along the trip.
+    routeStart: 0,
     destination: null, fitted: false, over: false,
   };
   const signal = new CourierSignal();
   let hub = null;
   const anim = new SegmentAnimator({ now: () => (hub ? hub.hubNow() : Date.now()) });
+
+  /** The headline: section 13's, or while a stop link's courier is hidden, the stops and ETA. */
+  function cardHeadline() {
+    const hidden = follow.active && !follow.visible && !follow.reached && st.status !== "arrived" && st.status !== "ended";
+    return hidden ? hiddenHeadline(follow.stopsBefore, follow.etaS) : headline(st.status, st.eta);
+  }
+
+  /** A stop link's hooks and its "N stops before yours" line; nothing for a whole-trip link. */
+  function renderStop() {
+    if (!follow.active) {
+      delete card.dataset.stopsBefore;
+      delete card.dataset.visible;
+      stopsEl.hidden = true;
+      hiddenNote.hidden = true;
+      return;
+    }
+    const shown = follow.visible && !follow.reached;
+    if (follow.stopsBefore === null) delete card.dataset.stopsBefore;
+    else card.dataset.stopsBefore = String(follow.stopsBefore);
+    card.dataset.visible = shown ? "true" : "false";
+    stopsEl.hidden = !shown || follow.stopsBefore === null || st.status === "arrived";
+    if (!stopsEl.hidden) stopsEl.textContent = stopsBeforeText(follow.stopsBefore);
+    hiddenNote.hidden = shown || st.over || st.status === "arrived" || st.status === "ended";
+    if (!hiddenNote.hidden) hiddenNote.textContent = `The map will show ${st.name || "your rider"} as your stop gets close.`;
+  }
 
   function renderCard() {
     card.dataset.status = st.status;
@@ -122,11 +163,13 @@ function mount(main) {
     statusEl.className = `chip status-${st.status}`;
     statusEl.textContent = { moving: "On the way", holding: "On the way", off_route: "On the way", pending: "Preparing",
       arrived: "Delivered", ended: "Ended", unknown: "Not started" }[st.status] || st.status;
-    etaEl.textContent = headline(st.status, st.eta);
+    const words = cardHeadline();
+    etaEl.textContent = words;
     etaEl.dataset.etaS = st.eta === null || st.eta === undefined ? "" : String(st.eta);
     const name = st.name || "Your rider";
     riderEl.textContent = st.status === "arrived" ? `Delivered by ${name}` : st.status === "ended" || st.status === "unknown" ? "" : `${name} is bringing your order`;
-    document.title = `${headline(st.status, st.eta)} · Your order`;
+    document.title = `${words} · Your order`;
+    renderStop();
     renderSignal();
   }
 
@@ -164,7 +207,13 @@ function mount(main) {
     st.routeLen = split.length;
   }
 
-  const drawSplit = (doneAlong) => split.draw(doneAlong);
+  const drawSplit = (doneAlong) => split.draw(doneAlong - st.routeStart);
+
+  /** Where a stop link's route stretch starts along the trip: it ends at the stop, which lies
+   *  `destAlong` along; 0 for a whole route. */
+  function placeRoute() {
+    st.routeStart = follow.active && st.route && st.destAlong !== null ? Math.max(0, st.destAlong - st.routeLen) : 0;
+  }
 
   function setDestination(dest) {
     if (destMarker) { destMarker.remove(); destMarker = null; }
@@ -203,7 +252,13 @@ function mount(main) {
     const b = lineBounds(pts);
     if (!b) return false;
     if (pts.length === 1 || (b[0][0] === b[1][0] && b[0][1] === b[1][1])) map.setView([b[0][1], b[0][0]], 16, { animate: false });
-    else map.fitBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]], { ...cardPadding(card), animate: false, maxZoom: 17 });
+    else {
+      // A stop link's view is the courier and the door: with a third of the span around them
+      // both sit in the middle 60 % that "follow the rider" keeps the marker in, so following
+      // does not pan the door out of view at once.
+      const bounds = L.latLngBounds([[b[0][1], b[0][0]], [b[1][1], b[1][0]]]).pad(follow.active ? STOP_VIEW_PAD : 0);
+      map.fitBounds(bounds, { ...cardPadding(card), animate: false, maxZoom: 17 });
+    }
     return true;
   }
 
@@ -216,7 +271,11 @@ function mount(main) {
     st.doneM = s.done_m;
     st.destAlong = s.done_m !== null && s.remaining_m !== null && s.done_m !== undefined ? s.done_m + s.remaining_m : null;
     signal.fromSnapshot(s);
+    follow.fromSnapshot(s);
+    // A stop link past its stop: the order is there, whatever the trip does next.
+    if (follow.reached) { st.status = "arrived"; st.eta = 0; st.progress = 1; }
     setRoute(s.route);
+    placeRoute();
     setDestination(s.destination);
     if (s.position) {
       anim.reset(s.position, s.bearing);
@@ -225,7 +284,7 @@ function mount(main) {
       removeMarker();
     }
     if (!st.fitted) st.fitted = fitAll();
-    drawSplit(st.status === "arrived" ? st.routeLen : st.doneM ?? 0);
+    drawSplit(st.status === "arrived" ? st.routeStart + st.routeLen : st.doneM ?? 0);
     renderCard();
     renderProgress(st.progress);
     draw(true);
@@ -233,6 +292,10 @@ function mount(main) {
 
   function onSegment(seg) {
     if (st.over) return;
+    // A stop link gets segments only while the courier is shown (its `stop` message said so
+    // first); the route stretch comes with the link's view.
+    if (follow.active && !follow.visible && !follow.reached) { follow.visible = true; loadStopView(); }
+    else if (follow.active && follow.visible && !st.route) retryStopView();
     anim.push(seg);
     const first = seg.path && seg.path[0];
     if (first) ensureMarker(first[1], first[0]);
@@ -247,10 +310,83 @@ function mount(main) {
     renderCard();
   }
 
+  /** A link for one stop's `stop` message: stops before it, the ETA, the courier shown or not. */
+  function onStop(msg) {
+    if (st.over) return;
+    const changed = follow.fromStopMessage(msg);
+    if (typeof msg.eta_s === "number" || msg.eta_s === null) st.eta = msg.eta_s;
+    if (changed && follow.visible) {
+      // Shown: the route stretch to the stop comes with the link's view; the camera fits it.
+      st.fitted = false;
+      loadStopView();
+    } else if (changed && !follow.reached) {
+      // Hidden again (near another stop): no marker, no route.
+      removeMarker();
+      setRoute(null);
+      placeRoute();
+      st.fitted = false;
+      st.fitted = fitAll();
+    }
+    renderCard();
+  }
+
+  /** Shown without a route yet (the view was taken a moment too early): ask again, at most
+   *  every few seconds and a few times while the courier stays shown. */
+  const VIEW_RETRY_MS = 3000;
+  const VIEW_RETRIES = 5;
+  let viewRetries = 0;
+  let lastViewAt = 0;
+  function retryStopView() {
+    if (viewRetries >= VIEW_RETRIES || performance.now() - lastViewAt < VIEW_RETRY_MS) return;
+    viewRetries += 1;
+    loadStopView({ retry: true });
+  }
+
+  let viewRequest = 0;
+  /** The link's `GET /v1/trips/{id}` (what its snapshot would be): the route stretch, and the
+   *  courier's position if no segment placed it yet. A later change of visibility wins. */
+  async function loadStopView({ retry = false } = {}) {
+    const mine = ++viewRequest;
+    lastViewAt = performance.now();
+    if (!retry) viewRetries = 0;
+    let body = null;
+    try {
+      const res = await fetch(`/v1/trips/${encodeURIComponent(trip)}`, { headers: { Accept: "application/json", Authorization: `Bearer ${token}` }, cache: "no-store" });
+      if (res.ok) body = await res.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!body || mine !== viewRequest || st.over || !follow.visible || follow.reached) return;
+    // Its numbers are the latest unless a segment came since the courier was shown (a courier
+    // at rest sends none).
+    if (!anim.segment && typeof body.done_m === "number" && typeof body.remaining_m === "number") {
+      st.doneM = body.done_m;
+      st.destAlong = body.done_m + body.remaining_m;
+      st.progress = body.progress;
+      st.eta = body.eta_s;
+    }
+    if (body.route) {
+      setRoute(body.route);
+      placeRoute();
+    }
+    if (body.destination && !st.destination) setDestination(body.destination);
+    if (!marker && body.position) {
+      anim.reset(body.position, body.bearing);
+      ensureMarker(body.position.lat, body.position.lon);
+    }
+    // Fit once the courier is placed too (else the first segment fits).
+    if (!st.fitted && anim.current()) st.fitted = fitAll();
+    renderCard();
+    renderProgress(st.progress);
+    draw(true);
+  }
+
   function onEvent(ev, { replayed }) {
     if (replayed) return;
     if (signal.onEvent(ev)) { renderSignal(); return; }
-    if (ev.name === "arrived") { st.status = "arrived"; st.eta = 0; if (st.route) st.progress = 1; }
+    if (follow.fromEvent(ev)) { st.status = "arrived"; st.eta = 0; st.progress = 1; }
+    else if (follow.active && ev.name === "arrived") { /* another stop's end is not this link's */ }
+    else if (ev.name === "arrived") { st.status = "arrived"; st.eta = 0; if (st.route) st.progress = 1; }
     else if (ev.name === "ended") st.status = "ended";
     else if (ev.name === "trip_created" && st.status === "unknown") st.status = "pending";
     renderCard();
@@ -260,6 +396,7 @@ function mount(main) {
     st.over = true;
     if (msg.reason === "arrived") {
       // The last segment ends at the door: let the marker rest there, then take it off.
+      if (follow.active) follow.markReached();
       st.status = "arrived";
       renderCard();
       renderProgress(1);
@@ -274,7 +411,7 @@ function mount(main) {
       removeMarker();
       hub.close();
     } else {
-      stopWith(msg.reason === "revoked" ? "revoked" : "other");
+      stopWith(msg.reason === "revoked" ? "revoked" : msg.reason === "stop_removed" ? "stop_removed" : "other");
     }
   }
 
@@ -283,13 +420,18 @@ function mount(main) {
     st.over = true;
     removeMarker();
     if (hub) hub.close();
-    etaEl.textContent = why === "expired" ? "This link has expired" : why === "revoked" ? "This link was withdrawn" : "This link no longer works";
+    etaEl.textContent = why === "expired" ? "This link has expired" : why === "revoked" ? "This link was withdrawn"
+      : why === "stop_removed" ? "Your stop is no longer on this delivery" : "This link no longer works";
     riderEl.textContent = "";
+    stopsEl.hidden = true;
+    hiddenNote.hidden = true;
     statusEl.textContent = "Link ended";
     document.title = "Link ended · Your order";
     endWith(why === "expired"
       ? "Tracking links last a limited time. If your order has not come yet, ask the shop for a new link."
-      : "The shop stopped sharing this delivery. Ask the shop if you need a new link.", why);
+      : why === "stop_removed"
+        ? "The delivery was planned again without your stop. Ask the shop when your order will come."
+        : "The shop stopped sharing this delivery. Ask the shop if you need a new link.", why);
   }
 
   /** Why the hub refused the token, from its `unauthorized` message. */
@@ -322,7 +464,7 @@ function mount(main) {
       },
     });
     hub.subscribe(trip, {
-      mode: "segments", onSnapshot, onSegment, onEvent, onUnsubscribed,
+      mode: "segments", onSnapshot, onSegment, onEvent, onStop, onUnsubscribed,
       onError: (e) => { if (e.code === "unauthorized" || e.code === "forbidden") stopWith(refusal(e.message)); },
     });
   }

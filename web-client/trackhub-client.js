@@ -270,17 +270,18 @@ export class TrackHubClient {
 
   /**
    * Follows a trip. Handlers: onSnapshot(snapshot), onSegment(segment),
-   * onFrame(frame), onEvent(event, {replayed}), onUnsubscribed(msg), onError(err).
+   * onFrame(frame), onEvent(event, {replayed}), onStop(msg) (a link for one stop's
+   * `stop` messages, PROTOCOL 17), onUnsubscribed(msg), onError(err).
    * Survives reconnects: it subscribes again with `since_event` = the last event
    * `n` seen, so missed events are replayed (each event is delivered once).
    * @returns {{unsubscribe: () => Promise<any>}}
    */
-  subscribe(trip, { mode = "frames", onSnapshot, onSegment, onFrame, onEvent, onUnsubscribed, onError } = {}) {
+  subscribe(trip, { mode = "frames", onSnapshot, onSegment, onFrame, onEvent, onStop, onUnsubscribed, onError } = {}) {
     const existing = this._subs.get(trip);
     const sub = {
       trip,
       mode,
-      handlers: { onSnapshot, onSegment, onFrame, onEvent, onUnsubscribed, onError },
+      handlers: { onSnapshot, onSegment, onFrame, onEvent, onStop, onUnsubscribed, onError },
       lastEvent: existing ? existing.lastEvent : null,
       // an event whose `n` is at most lastEvent was already seen
     };
@@ -394,6 +395,12 @@ export class TrackHubClient {
         if (typeof msg.n === "number") sub.lastEvent = msg.n;
         const replayed = !!(sub.replaying && typeof sub.snapshotLastEvent === "number" && msg.n <= sub.snapshotLastEvent);
         call(sub.handlers.onEvent, msg, { replayed });
+        break;
+      }
+      case "stop": {
+        // How many stops lie before a stop link's own, its ETA, whether the courier is shown.
+        const sub = this._subs.get(msg.trip);
+        if (sub) call(sub.handlers.onStop, msg);
         break;
       }
       case "unsubscribed": {

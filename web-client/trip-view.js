@@ -2,13 +2,15 @@
 // the animated rider marker, waypoints, destination, the trail on demand, and a card
 // with ETA, progress and status. Live through a `segments` subscription. A courier gone
 // silent (PROTOCOL 18) greys the marker and the status, says "Last update N min ago", and
-// the card shows the phone's battery when it is known.
+// the card shows the phone's battery when it is known. The stops (PROTOCOL 17) are listed
+// with their names and ETAs, each with a control that makes its customer link.
 
 import { SegmentAnimator } from "./segment-animator.js";
 import { RouteSplit, doneAlongNow } from "./route-split.js";
 import { ARROW_SVG, FLAG_SVG, keepInView } from "./map-icons.js";
 import { bounds as lineBounds } from "./geo.js";
 import { CourierSignal, SIGNAL_TICK_MS, BATTERY_LOW_PERCENT, batteryText } from "./courier-signal.js";
+import { StopList } from "./stop-list.js";
 import {
   h, getJSON, hubClient, connectionIndicator, makeMap, reducedMotion,
   etaText, statusWords, formatDistance, cardPadding,
@@ -17,6 +19,9 @@ import {
 
 /** How often the trip view asks the hub for the battery level (segments do not carry it). */
 const BATTERY_REFRESH_MS = 30000;
+/** How often it asks for the stops' ETAs while some are still ahead (segments carry only the
+ *  trip's own). */
+const STOP_ETA_REFRESH_MS = 10000;
 
 function fmt(n) {
   return (Math.round(n * 1e6) / 1e6).toFixed(6);
@@ -43,7 +48,8 @@ export function mountTripView(main, tripId) {
   const signalRow = h("p", { class: "signal-row", hidden: true }, lastUpdateEl, batteryEl);
   // Said once by the status chip's live region when the signal goes: the ticking time is not.
   const staleWords = h("span", { class: "visually-hidden" }, "");
-  const stopsList = h("ol", { class: "stops", "aria-label": "Stops" });
+  const stopList = new StopList(tripId);
+  const stopsList = stopList.el;
   const followBtn = h("button", { type: "button", class: "toggle", "data-testid": "follow", "aria-pressed": reducedMotion() ? "false" : "true" },
     h("span", { class: "toggle-icon", "aria-hidden": "true" }, "◎"), " Follow rider");
   const trailBtn = h("button", { type: "button", class: "toggle", "data-testid": "trail-toggle", "aria-pressed": "false" },
@@ -183,13 +189,35 @@ export function mountTripView(main, tripId) {
     signalRow.hidden = lastUpdateEl.hidden && batteryEl.hidden;
   }
 
+  /** The stops with their names and ETAs, then the destination (the last customer's stop)
+   *  when the trip has stops. */
   function renderStops() {
-    stopsList.replaceChildren(...st.waypoints.map((w, i) =>
-      (st.status === "holding" && holdingStop() === i + 1)
-        ? h("li", { class: "current" }, h("span", { class: "stop-num" }, String(i + 1)), h("span", {}, `Stop ${i + 1}: the rider is here`))
-        : h("li", { class: w.visited ? "visited" : "" }, h("span", { class: "stop-num" }, String(i + 1)),
-          h("span", {}, w.visited ? `Stop ${i + 1}: visited` : `Stop ${i + 1}: upcoming`))));
-    stopsList.hidden = st.waypoints.length === 0;
+    const here = holdingStop();
+    const rows = st.waypoints.map((w, i) => ({
+      id: typeof w.id === "string" ? w.id : null,
+      index: w.index,
+      num: String(i + 1),
+      name: (typeof w.name === "string" && w.name) || (typeof w.id === "string" && w.id) || `Stop ${i + 1}`,
+      visited: !!w.visited,
+      here: st.status === "holding" && here === i + 1,
+      etaS: w.visited ? null : w.eta_s ?? null,
+      remainingM: w.visited ? null : w.remaining_m ?? null,
+    }));
+    if (rows.length > 0 && st.snap && st.snap.destination) {
+      const over = st.status === "arrived" || st.status === "ended";
+      rows.push({ id: "destination", index: null, num: "⚑", name: "Destination", visited: over, here: false,
+        etaS: over ? null : st.eta, remainingM: over ? null : st.remaining });
+    }
+    stopList.render(rows);
+  }
+
+  /** A waypoint the courier has been to: no ETA any more. */
+  function markVisited(i) {
+    const w = st.waypoints[i];
+    w.visited = true;
+    w.eta_s = null;
+    w.remaining_m = null;
+    markWaypoint(w, i);
   }
 
   // ---- map layers -----------------------------------------------------------
@@ -324,13 +352,13 @@ export function mountTripView(main, tripId) {
         st.status = "holding";
         st.holdingIndex = ev.index;
         const i = st.waypoints.findIndex((w) => w.index === ev.index);
-        if (i >= 0) { st.waypoints[i].visited = true; markWaypoint(st.waypoints[i], i); }
+        if (i >= 0) markVisited(i);
         // without wait_at_waypoints the hub sends waypoint_resumed right after
         break;
       }
       case "waypoint_resumed": {
         const i = st.waypoints.findIndex((w) => w.index === ev.index);
-        if (i >= 0) { st.waypoints[i].visited = true; markWaypoint(st.waypoints[i], i); }
+        if (i >= 0) markVisited(i);
         st.holdingIndex = null;
         if (st.status === "holding") st.status = "moving";
         break;
@@ -411,15 +439,37 @@ export function mountTripView(main, tripId) {
   setInterval(() => { if (performance.now() - lastDraw > 100) draw(); }, 100);
   // "Last update N min ago" counts on without any message from the hub.
   setInterval(renderSignal, SIGNAL_TICK_MS);
-  // Segments carry no battery: the trip's own record brings the level now and then.
-  setInterval(refreshSignal, BATTERY_REFRESH_MS);
-  async function refreshSignal() {
+  // Segments carry neither the battery nor the stops' ETAs: the trip's own record brings them,
+  // every 10 s while stops lie ahead, else every 30 s.
+  let lastRefresh = performance.now();
+  setInterval(() => {
+    const stopsAhead = st.waypoints.some((w) => !w.visited);
+    if (stopsAhead || performance.now() - lastRefresh >= BATTERY_REFRESH_MS) refreshFromHub();
+  }, STOP_ETA_REFRESH_MS);
+  async function refreshFromHub() {
     if (document.hidden || !st.snap || st.status === "unknown" || st.status === "ended") return;
+    lastRefresh = performance.now();
     try {
-      signal.refresh(await getJSON(`/v1/trips/${encodeURIComponent(tripId)}`));
+      const body = await getJSON(`/v1/trips/${encodeURIComponent(tripId)}`);
+      signal.refresh(body);
+      mergeStops(body.waypoints);
       renderSignal();
+      renderStops();
     } catch (_) {
       // the live subscription says what matters; the next refresh tries again
+    }
+  }
+
+  /** The stops' ETAs and visits from a `GET` body; a changed set of stops waits for the
+   *  snapshot that a new route brings. */
+  function mergeStops(waypoints) {
+    if (!Array.isArray(waypoints)) return;
+    for (const fresh of waypoints) {
+      const i = st.waypoints.findIndex((w) => w.index === fresh.index);
+      if (i < 0) continue;
+      const w = st.waypoints[i];
+      if (fresh.visited && !w.visited) markVisited(i);
+      if (!w.visited) { w.eta_s = fresh.eta_s ?? null; w.remaining_m = fresh.remaining_m ?? null; }
     }
   }
 

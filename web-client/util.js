@@ -41,6 +41,23 @@ export async function getJSON(path, { signal } = {}) {
   return body;
 }
 
+/** POST a JSON body to the hub, with the page's token as a Bearer token; the answer's JSON
+ *  (an error as getJSON throws it). */
+export async function postJSON(path, body) {
+  const headers = { Accept: "application/json", "Content-Type": "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
+  let answer = null;
+  try { answer = await res.json(); } catch (_) { /* not JSON */ }
+  if (!res.ok) {
+    const err = new Error((answer && answer.error && answer.error.message) || `HTTP ${res.status}`);
+    err.status = res.status;
+    err.code = answer && answer.error && answer.error.code;
+    throw err;
+  }
+  return answer;
+}
+
 /** A reconnecting protocol client for the hub that served this page. */
 export function hubClient(onState) {
   return connect(pageHubUrl(), { token, onState });
