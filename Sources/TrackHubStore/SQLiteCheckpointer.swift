@@ -15,8 +15,12 @@ import Synchronization
 /// own connection, runs a PASSIVE checkpoint, which copies what no reader still needs and
 /// never blocks the writer or the readers; the writer restarts the WAL from its start on a
 /// later commit once a checkpoint got through all of it. Bound: should that thread fall behind
-/// (a checkpoint that cannot finish while a long read holds an old snapshot), the writer
-/// checkpoints itself, as SQLite would, once the WAL passes `fallbackPages`.
+/// (commits faster than it copies, on a loaded machine; or a long read holding an old
+/// snapshot), the WAL would grow without end, so past `fallbackPages` the writer also runs a
+/// PASSIVE checkpoint after each commit, as SQLite's own automatic checkpoint would: it never
+/// waits (busy while this thread's checkpoint runs), and once one copies every frame with no
+/// commit in between, the next commit starts the WAL again from its beginning.
+/// `writerCheckpoints` counts them.
 ///
 /// Threads: `walGrew` runs on the writer thread (inside its commit); the checkpoints on this
 /// type's own thread; `stop` from the store's `close`.
@@ -33,9 +37,12 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    /// Checkpoints run on its thread, and by the writer itself past `fallbackPages` (tests, metrics).
+    /// Checkpoints run on its thread (tests, benchmarks).
     let checkpoints = Atomic<Int>(0)
+    /// Checkpoints the writer ran itself, past `fallbackPages`.
     let writerCheckpoints = Atomic<Int>(0)
+    /// The most pages the WAL held after a commit: what the bound is about.
+    let mostWALPages = Atomic<Int>(0)
 
     /// Opens its connection to the database at `path` with the writer's `synchronous` (so a
     /// checkpoint syncs as the writer would) and hooks the write connection `writer`.
@@ -54,6 +61,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     /// After each commit of the writer (inside it): the WAL holds `pages` pages.
     private func walGrew(to pages: Int32, writer: OpaquePointer?) {
+        if Int(pages) > mostWALPages.load(ordering: .relaxed) { mostWALPages.store(Int(pages), ordering: .relaxed) }
         if pages >= Self.fallbackPages, let writer {
             // This thread is behind: bound the WAL as SQLite's own automatic checkpoint would.
             _ = sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)

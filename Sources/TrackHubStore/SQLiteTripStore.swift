@@ -289,9 +289,10 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     public var isHealthy: Bool { healthy.load(ordering: .relaxed) }
 
     /// WAL checkpoints run so far: on their own thread, and by the writer itself (only when
-    /// that thread fell behind; `SQLiteCheckpointer`).
-    public var walCheckpoints: (background: Int, byWriter: Int) {
-        (checkpointer.checkpoints.load(ordering: .relaxed), checkpointer.writerCheckpoints.load(ordering: .relaxed))
+    /// that thread fell behind), and the most pages the WAL held (`SQLiteCheckpointer`).
+    public var walCheckpoints: (background: Int, byWriter: Int, mostPages: Int) {
+        (checkpointer.checkpoints.load(ordering: .relaxed), checkpointer.writerCheckpoints.load(ordering: .relaxed),
+         checkpointer.mostWALPages.load(ordering: .relaxed))
     }
 
     /// Committed transactions so far (group commit makes this far fewer than batches).

@@ -94,6 +94,9 @@ enum ServeCommand {
                                 (default 30s)
       --cluster-lease DURATION  how long a hub owns a partition without renewing (default 5s):
                                 a dead hub's partitions are taken over within it
+      --cluster-replicas N      ack or answer a command only once N replicas of the log's Redis
+                                confirmed its entry (WAIT), else 503 after 1 s (default 0); what
+                                an ack survives is logged and in /metrics (docs/cluster.md)
 
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)
@@ -124,7 +127,7 @@ enum ServeCommand {
         "allow-origin", "sync", "retain-days", "end-after", "shutdown-timeout", "max-items", "log-level",
         "max-message", "max-body", "max-route-points", "max-waypoints", "max-subscriptions", "max-fix-rate",
         "max-conns-per-ip", "max-refusal-rate", "auth-timeout", "max-unsent", "max-clock-skew", "event-loop", "ping-interval",
-        "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "allow-host", "body-timeout", "max-trips", "log-format",
+        "cluster-partitions", "cluster-snapshot-interval", "cluster-lease", "cluster-replicas", "allow-host", "body-timeout", "max-trips", "log-format",
         "config", "jwt-secret-file", "osmand-listen", "webhook", "webhook-secret", "webhook-events", "webhook-retry-base",
         "router", "stale-after", "cadence-watched", "cadence-idle",
     ]
@@ -214,6 +217,7 @@ enum ServeCommand {
         if config.clusterSnapshotIntervalMs < 1000 { throw UsageError("--cluster-snapshot-interval: must be at least 1s") }
         config.clusterLeaseMs = try flags.durationMs("cluster-lease") ?? config.clusterLeaseMs
         if !(1000...60_000).contains(config.clusterLeaseMs) { throw UsageError("--cluster-lease: must be between 1s and 60s") }
+        config.clusterReplicas = try flags.int("cluster-replicas", range: 0...8) ?? config.clusterReplicas
         try cadence(flags, into: &config)
         config.webhooks = try webhooks(flags)
         if let value = flags.string("router") { config.router = value }

@@ -127,6 +127,9 @@ public struct HubConfig: Sendable {
     /// `--cluster-lease` (PROTOCOL 15): how long a partition's owner holds it without renewing,
     /// in ms, 1–60 s; default 5 s. A dead hub's partitions are taken over within it.
     public var clusterLeaseMs: Int64 = 5000
+    /// `--cluster-replicas` (PROTOCOL 15): replicas of the log's Redis that must confirm an
+    /// entry (`WAIT`) before its command is acked or answered, 0–8; default 0.
+    public var clusterReplicas = 0
     /// `--webhook`, `--webhook-secret`, `--webhook-events` (PROTOCOL 12): none by default.
     public var webhooks = WebhookSettings()
     /// `--stale-after` (PROTOCOL 18): the least silence, in ms, after which a `moving` or

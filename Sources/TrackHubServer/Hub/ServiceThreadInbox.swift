@@ -17,19 +17,9 @@ final class ServiceThreadInbox: Sendable {
     }
 
     /// Queues `work` for the service thread and wakes it; safe from any thread.
-    ///
-    /// Only the first closure into an empty queue wakes the loop: the others find a wake-up
-    /// already on its way, and the drain it causes takes them too (it empties the queue
-    /// after that wake-up was asked for, since the queue was non-empty until then). A store
-    /// commit that completes twenty batches of fixes wakes the service thread once, not
-    /// twenty times (each wake-up is a write to lws's event pipe and, on an idle loop, a
-    /// thread switch).
     func run(_ work: @escaping @Sendable () -> Void) {
-        let wasEmpty = queue.withLock { pending -> Bool in
-            pending.append(work)
-            return pending.count == 1
-        }
-        if wasEmpty { host.wake() }
+        queue.withLock { $0.append(work) }
+        host.wake()
     }
 
     /// Work is waiting (a sub-tick steps aside for it, Hub+Tick).

@@ -9,6 +9,10 @@ import TrackHubRedis
 /// append completes with the entry's id or an error; completions run on this thread in the
 /// order appends were made. While Redis is unreachable, appends fail at once (after at most
 /// one connect attempt per backoff step), so no client waits on a dead Redis.
+///
+/// With `--cluster-replicas N` (PROTOCOL 15) each pipeline is followed by one `WAIT N 1000`
+/// per master it wrote to (not one per entry): an entry completes successfully only once that
+/// many replicas have confirmed it, else with a shortfall error after at most 1 s.
 final class ClusterLogWriter: Sendable {
     typealias Completion = @Sendable (Result<StreamID, RedisError>) -> Void
 
@@ -31,12 +35,26 @@ final class ClusterLogWriter: Sendable {
     static let maxQueued = 100_000
 
     private let seeds: [RedisAddress]
+    /// `--cluster-replicas`: replicas that must confirm an entry before it completes.
+    private let replicasRequired: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(seeds: [RedisAddress]) {
+    init(seeds: [RedisAddress], replicasRequired: Int = 0) {
         self.seeds = seeds
+        self.replicasRequired = replicasRequired
+    }
+
+    /// How long a `WAIT` waits for the replicas (PROTOCOL 15: `unavailable` after 1 s).
+    static let replicaWaitMs = 1000
+    private static let shortfallPrefix = "WAIT: "
+
+    /// True for the error of an entry its replicas did not confirm in time (the entry is in
+    /// the log all the same, and may take effect).
+    static func isReplicaShortfall(_ error: RedisError) -> Bool {
+        if case .refused(let message) = error { return message.hasPrefix(shortfallPrefix) }
+        return false
     }
 
     /// True while the last round trip (or connect) succeeded.
@@ -121,8 +139,11 @@ final class ClusterLogWriter: Sendable {
             return
         }
         state.withLock { $0.connected = true }
+        let shortfalls = replicasRequired > 0 ? waitForReplicas(of: batch, over: &redis) : [:]
         for (item, reply) in zip(batch, replies) {
-            if let text = reply.text, let id = StreamID(text) {
+            if let shortfall = shortfalls[item.partition] {
+                item.completion(.failure(.refused(Self.shortfallPrefix + shortfall)))
+            } else if let text = reply.text, let id = StreamID(text) {
                 item.completion(.success(id))
             } else if case .error(let message) = reply {
                 item.completion(.failure(.refused(message)))
@@ -130,5 +151,41 @@ final class ClusterLogWriter: Sendable {
                 item.completion(.failure(.refused("unexpected XADD reply \(reply)")))
             }
         }
+    }
+
+    /// One `WAIT` per master the batch wrote to; per partition whose master fell short, why.
+    private func waitForReplicas(of batch: [Item], over redis: inout RedisReconnect) -> [Int: String] {
+        var shortfalls: [Int: String] = [:]
+        guard let client = redis.connection else {
+            for item in batch { shortfalls[item.partition] = "no connection to Redis for WAIT" }
+            return shortfalls
+        }
+        var partitionsByMaster: [RedisAddress: Set<Int>] = [:]
+        for item in batch {
+            let master: RedisAddress
+            do throws(RedisError) {
+                master = try client.master(forKey: Array(redis: ClusterLog.streamKey(item.partition)))
+            } catch {
+                shortfalls[item.partition] = "\(error)"
+                continue
+            }
+            partitionsByMaster[master, default: []].insert(item.partition)
+        }
+        let wait = [Array(redis: "WAIT"), Array(redis: String(replicasRequired)), Array(redis: String(Self.replicaWaitMs))]
+        for (master, partitions) in partitionsByMaster {
+            let confirmed: Int64
+            do throws(RedisError) {
+                confirmed = try client.pipeline([wait], at: master).first?.int ?? 0
+            } catch {
+                redis.noteFailure(error)
+                for p in partitions { shortfalls[p] = "\(error)" }
+                continue
+            }
+            if confirmed < Int64(replicasRequired) {
+                let why = "\(confirmed) of \(replicasRequired) replicas confirmed the entry within \(Self.replicaWaitMs / 1000) s (--cluster-replicas); it may still take effect: a resent fix is then a duplicate"
+                for p in partitions { shortfalls[p] = why }
+            }
+        }
+        return shortfalls
     }
 }

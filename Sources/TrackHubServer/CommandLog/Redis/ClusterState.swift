@@ -23,6 +23,9 @@ final class ClusterState {
         /// Set once there is an answer; run when every earlier command of the same
         /// connection has been answered (acks keep the order fixes arrived in).
         var answer: (() -> Void)?
+        /// True once the entry is on as many replicas as `--cluster-replicas` asks (at once
+        /// with 0): an answer that comes earlier (this node applied its entry) waits for it.
+        var confirmed = true
     }
 
     /// A request waiting for the watermark to reach `upTo` (`RedisCommandLog.afterApplying`).
@@ -63,6 +66,10 @@ final class ClusterState {
     var fleet: ClusterFleet?
     /// The trips watched on each hub (PROTOCOL 18's cadence), exchanged through Redis.
     var watchers: ClusterWatchers?
+    /// Reads the Redis settings that decide what an ack survives (PROTOCOL 15).
+    var settingsWatch: RedisSettingsWatch?
+    /// What an ack survives, from the last reading; nil before the first.
+    var ackSurvival: AckSurvival?
     var readerUp = false
     var readerError: String?
     var nextRequest: Int64 = 1

@@ -12,6 +12,11 @@ extension RedisCommandLog {
     func appendToLog(_ command: ClusterCommand, reply: Reply?, now: Int64) {
         var command = command
         var requestNumber: Int64?
+        if let refusal = syncFullRefusal {
+            // PROTOCOL 15: --sync full acks nothing that would not survive a power cut.
+            if let reply { services.replies.answerFailure(reply, ProtocolError(.unavailable, refusal)) }
+            return
+        }
         if let reply {
             if state.pending.count >= ClusterState.maxPending {
                 services.replies.answerFailure(reply, ProtocolError(.unavailable, "\(command.kind.rawValue): too many commands waiting for the cluster log; try again"))
@@ -19,7 +24,7 @@ extension RedisCommandLog {
             }
             let number = state.nextRequest
             state.nextRequest += 1
-            state.pending[number] = ClusterState.Pending(reply: reply, appendedAt: now)
+            state.pending[number] = ClusterState.Pending(reply: reply, appendedAt: now, confirmed: services.config.clusterReplicas == 0)
             if case .webSocket(let connection, _) = reply { state.pendingOrder[connection, default: []].append(number) }
             command.origin = state.nodeID
             command.request = number
@@ -29,23 +34,34 @@ extension RedisCommandLog {
         counters.appends += 1
         let partition = ClusterLog.partition(of: command.partitionKey, partitions: state.partitions)
         let what = command.kind == .fixes ? "fix" : command.kind.rawValue
+        let waitsForReplicas = services.config.clusterReplicas > 0
         state.writer.append(partition: partition, payload: command.encoded()) { [self] result in
-            guard case .failure(let error) = result else { return }
+            guard case .failure(let error) = result else {
+                // On the replicas --cluster-replicas asks for: an answer may go out.
+                if waitsForReplicas, let request { services.inbox.run { [self] in entryConfirmed(request) } }
+                return
+            }
             services.inbox.run { [self] in
                 counters.appendFailures += 1
                 guard let request else { return }
-                answerPending(request) { [self] reply in
-                    services.replies.answerFailure(reply, ProtocolError(.unavailable, "\(what) not stored: \(error)"))
+                let message = ClusterLogWriter.isReplicaShortfall(error) ? "\(what) not confirmed: \(error)" : "\(what) not stored: \(error)"
+                answerPending(request, refusal: true) { [self] reply in
+                    services.replies.answerFailure(reply, ProtocolError(.unavailable, message))
                 }
             }
         }
     }
 
-    /// Gives a pending command its answer; answers go out per connection in arrival order.
-    func answerPending(_ request: Int64, _ answer: @escaping (Reply) -> Void) {
-        guard let pending = state.pending[request], pending.answer == nil else { return }
+    /// Gives a pending command its answer; answers go out per connection in arrival order,
+    /// and not before the entry is on the replicas `--cluster-replicas` asks for (a refusal
+    /// goes at once: `confirmed` only holds back what would promise more than holds).
+    func answerPending(_ request: Int64, refusal: Bool = false, _ answer: @escaping (Reply) -> Void) {
+        // A refusal replaces an answer still waiting for the replicas (they did not confirm).
+        guard let pending = state.pending[request], pending.answer == nil || (refusal && !pending.confirmed) else { return }
         let reply = pending.reply
         state.pending[request]?.answer = { answer(reply) }
+        if refusal { state.pending[request]?.confirmed = true }
+        guard state.pending[request]?.confirmed == true else { return }  // `entryConfirmed` sends it
         switch reply {
         case .http, .device:
             state.pending[request] = nil
@@ -56,11 +72,11 @@ extension RedisCommandLog {
     }
 
     /// Sends the answers at the front of a connection's queue that are ready.
-    private func flushPendingAnswers(of connection: ConnectionID) {
+    func flushPendingAnswers(of connection: ConnectionID) {
         guard var order = state.pendingOrder[connection] else { return }
         var sent = 0
         for request in order {
-            guard let answer = state.pending[request]?.answer else { break }
+            guard let answer = state.pending[request]?.answer, state.pending[request]?.confirmed == true else { break }
             state.pending[request] = nil
             answer()
             sent += 1
@@ -79,7 +95,7 @@ extension RedisCommandLog {
     func expirePendingCommands(now: Int64) {
         let late = state.pending.filter { $0.value.answer == nil && now - $0.value.appendedAt > ClusterState.pendingTimeoutMs }
         for request in late.keys.sorted() {
-            answerPending(request) { [self] reply in
+            answerPending(request, refusal: true) { [self] reply in
                 services.replies.answerFailure(reply, ProtocolError(.unavailable, "the cluster log has not confirmed this command within \(ClusterState.pendingTimeoutMs / 1000) s; resend it (a resent fix is acked as a duplicate if it was stored)"))
             }
         }

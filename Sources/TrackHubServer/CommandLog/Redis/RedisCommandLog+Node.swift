@@ -49,7 +49,7 @@ extension RedisCommandLog {
         // The node's own store was wiped: the cluster's links are the snapshot's and the log's.
         services.shares.links.restore(shares)
         services.shares.links.forgetExpired(nowMs: services.clock.wallMillis())
-        let writer = ClusterLogWriter(seeds: seeds)
+        let writer = ClusterLogWriter(seeds: seeds, replicasRequired: services.config.clusterReplicas)
         let nodeID = ClusterState.makeNodeID()
         let state = ClusterState(nodeID: nodeID, partitions: partitions, writer: writer, applied: positions, tickHz: services.config.tickHz, phases: services.trips.animating.phases)
         state.watermark = watermark
@@ -71,6 +71,9 @@ extension RedisCommandLog {
         }
         state.fleet = ClusterFleet(seeds: seeds, partitions: partitions, ttlMs: max(3 * services.config.clusterLeaseMs, 3000))
         if services.cadence.isEnabled { state.watchers = ClusterWatchers(seeds: seeds, nodeID: nodeID) }
+        state.settingsWatch = RedisSettingsWatch(seeds: seeds, replicasRequired: services.config.clusterReplicas) { [self] survival in
+            services.inbox.run { [self] in ackSurvivalRead(survival) }
+        }
         self.state = state
     }
 

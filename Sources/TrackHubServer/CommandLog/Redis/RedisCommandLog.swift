@@ -50,9 +50,11 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         state.leases?.start()
         state.fleet?.start()
         state.watchers?.start()
+        state.settingsWatch?.start()
     }
 
     func stopThreads() {
+        state.settingsWatch?.stop()
         state.watchers?.stop()
         state.fleet?.stop()
         state.leases?.stop()
@@ -141,6 +143,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func health(now: Int64) -> CommandLogHealth {
         if !state.isHealthy { return .unavailable }
+        if syncFullRefusal != nil { return .unavailable }  // --sync full without an ack that survives a power cut
         if !state.startedUp {
             // At start: until it knows what it owns and has caught up on it.
             guard state.isCaughtUpOnOwned(now: now) else { return .catchingUp }
@@ -159,6 +162,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
             + PrometheusText.metric("trackhub_cluster_partitions_owned", "gauge", "Partitions of the log this node owns (applies, snapshots, delivers the webhooks of, publishes the fleet positions of).", Double(state.parts.filter(\.owned).count))
             + PrometheusText.metric("trackhub_cluster_partitions_applied", "gauge", "Partitions this node applies now: those it owns and those its own clients use.", Double(state.parts.filter { $0.phase == .applied }.count))
+            + ackSurvivalMetrics
     }
 
     /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
