@@ -215,7 +215,68 @@ class StopLinkTest(unittest.TestCase):
         self.assertEqual((body["waypoints"], body["destination"], body["position"], body["route"]), ([], None, None, None))
         self.assertEqual(coordinates(body), [])
 
-    def test_revocation_ends_a_live_link(self):
+    def test_live_links_over_a_whole_trip(self):
+        """Every message three live links receive over the whole trip: b in frames and in
+        segments mode (shown within 1 stop), the destination in frames mode."""
+        subscriptions = {("b", "frames"): "b", ("b", "segments"): "b", ("destination", "frames"): "destination"}
+        others = {"b": ["a", "c"], "destination": ["a", "b", "c"]}
+        links = {}
+        for (stop, mode) in subscriptions:
+            ws = WS(self.hub, self.share(stop=stop, visible_within_stops=1)["token"])
+            self.clients.append(ws)
+            snapshot = ws.request({"op": "subscribe", "trip": "M1", "mode": mode})
+            self.assertEqual(snapshot["type"], "snapshot", snapshot)
+            links[(stop, mode)] = ws
+        courier = WS(self.hub, self.hub.courier_token)
+        self.clients.append(courier)
+        ts = int(time.time() * 1000) - 600_000
+        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
+            lat, lon = point(along)
+            ack = courier.request({"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1,
+                                   "duration_ms": 200})
+            self.assertEqual(ack["type"], "ack", ack)
+            if along in STOPS.values():
+                self.wait_for(f"holding at {along} m", lambda: call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["status"] == "holding")
+                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
+        for key, ws in links.items():
+            ended = ws.until(lambda m: m.get("type") == "unsubscribed", timeout=30)
+            self.assertEqual(ended[-1]["reason"], "arrived", key)
+        for (stop, mode), ws in links.items():
+            log = ws.log
+            where = f"{stop} ({mode})"
+            for msg in log:
+                self.assert_clear(msg, others[stop], where)
+                self.assertNotIn("rider-42", json.dumps(msg))
+                if msg.get("battery") is not None:
+                    self.fail(f"{where}: a battery value: {msg}")
+            kinds = [m["type"] for m in log]
+            self.assertEqual(kinds[0], "snapshot", where)
+            self.assertEqual(kinds[1], "stop", where)
+            self.assertEqual(kinds[-1], "unsubscribed", where)
+            counts = [m["stops_before"] for m in log if m["type"] == "stop"]
+            self.assertEqual(counts, sorted(counts, reverse=True), where)
+            self.assertEqual(counts[-1], 0, where)
+            # Nothing of the courier before a `stop` message said it is visible, nor after one said it is not.
+            visible = False
+            positions = 0
+            for msg in log:
+                if msg["type"] == "stop":
+                    visible = msg["visible"]
+                elif msg["type"] in ("frame", "segment"):
+                    self.assertTrue(visible, f"{where}: {msg['type']} while hidden: {msg}")
+                    self.assertEqual(msg["type"], "segment" if mode == "segments" else "frame", where)
+                    positions += 1
+            self.assertGreater(positions, 0, f"{where}: the courier was never shown")
+            names = [m["name"] for m in log if m["type"] == "event"]
+            own = "arrived" if stop == "destination" else "waypoint_reached"
+            self.assertEqual([n for n in names if n not in ("signal_lost", "signal_back", "ended")], [own], where)
+            if stop == "b":
+                reached = next(m for m in log if m["type"] == "event")
+                self.assertEqual(reached["stop"], "b", where)
+                # Its event, then the end: nothing between them.
+                self.assertEqual(log.index(reached) + 1, len(log) - 1, f"{where}: {log[-4:]}")
+
+    def test_revocation(self):
         doc = self.share(stop="b")
         customer = WS(self.hub, doc["token"])
         self.clients.append(customer)

@@ -19,14 +19,14 @@ import TrackHubCore
     }
 
     @Test func aSnapshotIsAlwaysFollowedByAStopMessage() {
-        var f = StopLinkFollower(visibleWithinStops: 0, mode: .frames)
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
         do { let r = f.afterSnapshot(sight(shown: false, stopsBefore: 2), etaS: 1500); #expect(r
             == [.stop(.init(stopsBefore: 2, etaS: 1500, visible: false))]) }
         do { let r = f.afterSnapshot(sight(shown: false, stopsBefore: 2), etaS: 1500); #expect(r.count == 1) }
     }
 
     @Test func noFrameWhileHiddenAndVisibleTrueComesBeforeTheFirstFrame() {
-        var f = StopLinkFollower(visibleWithinStops: 0, mode: .frames)
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
         _ = f.afterSnapshot(sight(shown: false, stopsBefore: 1), etaS: 600)
         do { let r = f.onTick(sight(shown: false, stopsBefore: 1), etaS: 600, hasFrame: true, remainingPath: nil, nowMs: 100); #expect(r.isEmpty) }
         do { let r = f.onTick(sight(shown: true), etaS: 300, hasFrame: true, remainingPath: nil, nowMs: 200); #expect(r
@@ -37,38 +37,36 @@ import TrackHubCore
     }
 
     @Test func aSegmentsFollowerShownMidAnimationGetsTheRestIfItQualifies() {
-        var f = StopLinkFollower(visibleWithinStops: 0, mode: .segments)
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .segments)
         _ = f.afterSnapshot(sight(shown: false), etaS: 600)
         do { let r = f.onTick(sight(shown: true), etaS: 600, hasFrame: true, remainingPath: [Self.between, Self.home], nowMs: 100); #expect(r
             == [.stop(.init(stopsBefore: 0, etaS: 600, visible: true)), .remainingSegment]) }
         // Only on becoming shown: later ticks send nothing more.
         do { let r = f.onTick(sight(shown: true), etaS: 600, hasFrame: true, remainingPath: [Self.between, Self.home], nowMs: 200); #expect(r.isEmpty) }
-        var g = StopLinkFollower(visibleWithinStops: 0, mode: .segments)
+        var g = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .segments)
         _ = g.afterSnapshot(sight(shown: false), etaS: 600)
         do { let r = g.onTick(sight(shown: true), etaS: 600, hasFrame: true, remainingPath: [Self.between, Self.nearOther], nowMs: 100); #expect(r
             == [.stop(.init(stopsBefore: 0, etaS: 600, visible: true))]) }
     }
 
     @Test func aFixSegmentGoesOnlyWhenShownAndEveryPointIsClear() {
-        var f = StopLinkFollower(visibleWithinStops: 0, mode: .segments)
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .segments)
         _ = f.afterSnapshot(sight(shown: true), etaS: 600)
         do { let r = f.onSegment(sight(shown: true), etaS: 600, path: [Self.between, Self.home], nowMs: 100); #expect(r == [.segment]) }
         do { let r = f.onSegment(sight(shown: true), etaS: 600, path: [Self.nearOther, Self.between], nowMs: 200); #expect(r.isEmpty) }
         do { let r = f.onSegment(sight(shown: false), etaS: 600, path: [Self.between], nowMs: 300); #expect(r
             == [.stop(.init(stopsBefore: 0, etaS: 600, visible: false))]) }
-        var frames = StopLinkFollower(visibleWithinStops: 0, mode: .frames)
+        var frames = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
         _ = frames.afterSnapshot(sight(shown: true), etaS: 600)
         do { let r = frames.onSegment(sight(shown: true), etaS: 600, path: [Self.between, Self.home], nowMs: 100); #expect(r.isEmpty) }
     }
 
-    @Test func itEndsAtItsStopWithTheLastFrameWhenShownThenNothing() {
-        var f = StopLinkFollower(visibleWithinStops: 0, mode: .frames)
+    @Test func itEndsAtItsStopOnceThenNothing() {
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
         _ = f.afterSnapshot(sight(shown: true), etaS: 10)
-        do { let r = f.onReached(sight(shown: true)); #expect(r == [.frame, .endArrived]) }
-        do { let r = f.onReached(sight(shown: true)); #expect(r.isEmpty) }
+        do { let r = f.onReached(); #expect(r == [.endArrived]) }
+        do { let r = f.onReached(); #expect(r.isEmpty) }
         do { let r = f.onTick(sight(shown: true), etaS: 0, hasFrame: true, remainingPath: nil, nowMs: 100); #expect(r.isEmpty) }
-        var hidden = StopLinkFollower(visibleWithinStops: 0, mode: .frames)
-        _ = hidden.afterSnapshot(sight(shown: false), etaS: 10)
-        do { let r = hidden.onReached(sight(shown: false)); #expect(r == [.endArrived]) }
+        do { let r = f.onSegment(sight(shown: true), etaS: 0, path: [Self.home], nowMs: 200); #expect(r.isEmpty) }
     }
 }

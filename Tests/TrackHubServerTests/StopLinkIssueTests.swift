@@ -45,9 +45,9 @@ import TrackHubTesting
         }
     }
 
-    /// A stop link's GET answers its own view; until its live delivery exists, its subscribe
-    /// is refused and it lists nothing, rather than the section 13 view (every other stop).
-    @Test func aStopLinkGetsItsOwnViewAndFailsClosedLive() throws {
+    /// A stop link's GET answers its own view and it lists nothing; its subscribe gets the
+    /// same view followed by a `stop` message, and naming another stop is refused.
+    @Test func aStopLinkGetsItsOwnViewLiveAndOnlyItsStop() throws {
         try Links().withSecuredHub { hub, clients in
             let (created, json) = try hub.httpJSON(
                 "POST", "/v1/trips",
@@ -64,8 +64,14 @@ import TrackHubTesting
             let (_, list) = try hub.httpJSON("GET", "/v1/trips", headers: bearer(stopToken))
             #expect((list["trips"] as? [Any])?.isEmpty == true, "\(list)")
             let customer = try clients.connect(path: "/v1/ws?token=\(stopToken)")
-            let refusal = try customer.request(["op": "subscribe", "trip": "W1"], id: 1)
-            #expect(refusal["code"] as? String == "forbidden", "\(refusal)")
+            let refusal = try customer.request(["op": "subscribe", "trip": "W1", "stop": "order-7"], id: 1)
+            #expect(refusal["code"] as? String == "forbidden" && (refusal["message"] as? String)?.hasPrefix("stop:") == true, "\(refusal)")
+            let snapshot = try customer.request(["op": "subscribe", "trip": "W1"], id: 2)
+            #expect(snapshot["type"] as? String == "snapshot" && (snapshot["waypoints"] as? [Any])?.isEmpty == true, "\(snapshot)")
+            #expect((snapshot["stop"] as? [String: Any])?["stops_before"] as? Int == 1, "\(snapshot)")
+            let stop = try customer.next(type: "stop")
+            #expect(stop["stop"] as? String == "destination" && stop["stops_before"] as? Int == 1, "\(stop)")
+            #expect(stop["visible"] as? Bool == false && stop["eta_s"] is NSNull, "\(stop)")
         }
     }
 }

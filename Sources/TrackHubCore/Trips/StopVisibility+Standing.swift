@@ -25,4 +25,18 @@ extension StopVisibility {
         case .tripCreated, .waypointResumed, .offRoute, .backOnRoute, .rerouted, .batteryLow: return false
         }
     }
+
+    /// `letsThrough` for a stored event known by its wire `name` and its `stop` field (the
+    /// waypoint's id on `waypoint_reached`): what a replay and the live side decide from the
+    /// stored bytes, for a link following `followed`.
+    public static func letsThrough(eventName: String, eventStop: String?, followed: StopRef) -> Bool {
+        switch eventName {
+        case "waypoint_reached":
+            if case .waypoint(let id) = followed { return eventStop == id }
+            return false
+        case "arrived": return followed == .destination
+        case "ended", "signal_lost", "signal_back": return true
+        default: return false
+        }
+    }
 }

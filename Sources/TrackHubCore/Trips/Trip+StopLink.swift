@@ -37,21 +37,22 @@ public struct StopLinkSight: Sendable, Equatable {
 
 extension Trip {
     /// What a link following `stop` (a waypoint id, or the destination) sees at `now`; nil when
-    /// the trip has no such stop.
-    public func stopLinkSight(_ stop: StopRef, visibleWithinStops: Int, at now: Int64) -> StopLinkSight? {
+    /// the trip has no such stop. `withRoute: false` leaves `route` nil: the live side decides
+    /// on every tick whether the courier is shown, and only a snapshot draws the stretch.
+    public func stopLinkSight(_ stop: StopRef, visibleWithinStops: Int, at now: Int64, withRoute: Bool = true) -> StopLinkSight? {
         switch stop {
         case .destination:
-            return stopLinkSight(waypointIndex: nil, visibleWithinStops: visibleWithinStops, at: now)
+            return stopLinkSight(waypointIndex: nil, visibleWithinStops: visibleWithinStops, at: now, withRoute: withRoute)
         case .waypoint(let id):
             guard let waypoint = waypoints.first(where: { $0.id == id }) else { return nil }
-            return stopLinkSight(waypointIndex: waypoint.index, visibleWithinStops: visibleWithinStops, at: now)
+            return stopLinkSight(waypointIndex: waypoint.index, visibleWithinStops: visibleWithinStops, at: now, withRoute: withRoute)
         }
     }
 
     /// What a link following the waypoint with stable `index` `waypointIndex` (nil: the
     /// destination) sees at `now`, showing the courier from `visibleWithinStops` stops before
-    /// its own. Nil when the trip has no such stop.
-    public func stopLinkSight(waypointIndex: Int?, visibleWithinStops: Int, at now: Int64) -> StopLinkSight? {
+    /// its own. Nil when the trip has no such stop; `route` nil unless `withRoute`.
+    public func stopLinkSight(waypointIndex: Int?, visibleWithinStops: Int, at now: Int64, withRoute: Bool = true) -> StopLinkSight? {
         let stopsBefore: Int, reached: Bool, stopPoint: GeoPoint, stopAlongM: Double?
         var otherStops: [GeoPoint] = []
         if let waypointIndex {
@@ -73,7 +74,7 @@ extension Trip {
         let shown = StopVisibility.isShown(
             marker: sample?.position, stopsBefore: stopsBefore, visibleWithinStops: visibleWithinStops, otherStops: otherStops)
         var stretch: [GeoPoint]?
-        if shown, let route, let stopAlongM {
+        if withRoute, shown, let route, let stopAlongM {
             stretch = StopVisibility.routeStretch(
                 route: route, markerAlongM: alongDistance(of: sample), stopAlongM: stopAlongM, otherStops: otherStops)
         }

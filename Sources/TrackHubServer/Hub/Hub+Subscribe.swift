@@ -8,17 +8,22 @@ import TrackHubStore
 /// store-read queue, never on the service thread, into a place held in the connection's
 /// queue, so everything sent to the trip meanwhile still comes after them. With `stop`
 /// (PROTOCOL 17) the subscription follows that stop: its snapshot, frames and segments carry
-/// the numbers to it; a stop the trip does not have is `not_found` naming `stop`.
+/// the numbers to it; a stop the trip does not have is `not_found` naming `stop`. A link for
+/// one stop always follows its own stop, and gets only what its rules show (`StopLinkFanout`).
 extension Hub {
     func subscribe(
         _ id: ConnectionID, trip: String, mode: SubscriptionMode, sinceEvent: Int?, stop: StopRef? = nil, re: MessageID?, now: Int64
     ) {
         guard let session = services.fanout[id] else { return }
-        if session.grants.stopLink(trip) != nil {
-            // A stop link's live delivery (PROTOCOL 17: only its stop, the courier only when
-            // near) is not built yet; the section 13 stream would show every other stop.
-            services.replies.sendError(to: id, re: re, ProtocolError(.forbidden, "subscribe: a link for one stop is not served live by this hub yet; GET /v1/trips/\(trip) answers its view"))
-            return
+        var stop = stop
+        var link: StopLinkFollower?
+        if let granted = session.grants.stopLink(trip) {
+            if let asked = stop, asked != granted.stop {
+                services.replies.sendError(to: id, re: re, ProtocolError(.forbidden, "stop: this link follows stop \(granted.stop.wire) only"))
+                return
+            }
+            stop = granted.stop
+            link = StopLinkFollower(stop: granted.stop, visibleWithinStops: granted.visibleWithinStops, mode: mode == .segments ? .segments : .frames)
         }
         if let stop, services.trips[trip]?.trip.hasStop(stop) != true {
             services.replies.sendError(to: id, re: re, ProtocolError(.notFound, "stop: trip \(trip) has no stop \(stop.wire)"))
@@ -40,17 +45,21 @@ extension Hub {
             // Only events already sent live: later ones are on their way as live messages.
             if recovered == true { replayCount = max(0, services.trips.lastEvent(of: trip) - sinceEvent) }
         }
-        services.fanout.subscribe(id, to: trip, mode: mode, stop: stop)
+        services.fanout.subscribe(id, to: trip, mode: mode, stop: stop, link: link)
         var segment: OutboundMessage?
-        if mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
+        if link == nil, mode == .segments, let entry, entry.trip.isAnimating(at: now), let rest = entry.trip.remainingSegment(at: now) {
             let own = stop.map { entry.trip.segment(rest, towardStop: $0) } ?? rest
             segment = OutboundMessage.segment(trip: trip, seq: entry.segmentSeq, own, slot: entry.slot)
         }
         var view = TripView(id: trip, entry: entry, trail: [], now: now, audience: audience)
         view.stop = stop
+        view.stopLinkVisibleWithinStops = link?.visibleWithinStops
         guard audience != .customer || replayCount > 0 else {
             // A customer's snapshot has no trail: nothing to read.
             services.fanout.enqueue(OutboundMessage.snapshot(view, re: re, recovered: recovered), to: id)
+            if link != nil {
+                for next in services.publisher.stopLinks.messagesAfterSnapshot(to: id, trip: trip, now: now) { services.fanout.enqueue(next, to: id) }
+            }
             if let segment { services.fanout.enqueue(segment, to: id) }
             services.shares.endCustomerSubscriptionsIfOver(trip: trip, now: now)  // a trip already over (PROTOCOL 13)
             return
@@ -94,9 +103,18 @@ extension Hub {
             var view = read.view
             view.trail = found.trail
             var messages = [OutboundMessage.snapshot(view, re: read.re, recovered: read.recovered)]
-            // A customer's replay has no positions (PROTOCOL 13); live events keep theirs.
-            let replay = view.audience == .customer ? found.replay.compactMap(ServerMessages.eventWithoutPosition) : found.replay
+            // A customer's replay has no positions (PROTOCOL 13); live events keep theirs. A link
+            // for one stop replays only its own events (PROTOCOL 17).
+            let replay: [[UInt8]]
+            if view.stopLinkVisibleWithinStops != nil, let stop = view.stop {
+                replay = found.replay.compactMap { StopLinkMessages.event($0, for: stop, courierShown: false, otherStops: [])?.bytes }
+            } else {
+                replay = view.audience == .customer ? found.replay.compactMap(ServerMessages.eventWithoutPosition) : found.replay
+            }
             messages += replay.map { OutboundMessage(payload: $0) }
+            if view.stopLinkVisibleWithinStops != nil {
+                messages += services.publisher.stopLinks.messagesAfterSnapshot(to: id, trip: view.id, now: services.clock.wallMillis())
+            }
             if let segment = read.segment { messages.append(segment) }
             services.fanout.fillReservation(read.ticket, with: messages, for: id)
             if view.audience == .customer { services.shares.endCustomerSubscriptionsIfOver(trip: view.id, now: services.clock.wallMillis()) }

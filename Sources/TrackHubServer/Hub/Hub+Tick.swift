@@ -26,6 +26,7 @@ extension Hub {
             services.fanout.sweepKeepalive(now: now)
             services.access.sweepTokens(now: now)
             commands.housekeeping(now: now)  // arrived trips end; the cluster's requests and snapshots
+            services.publisher.stopLinks.sweep(now: now)  // `stop` messages due without a frame (PROTOCOL 17)
             services.signals.check(now: now)  // couriers silent past their threshold: signal_lost (PROTOCOL 18)
             purgeExpiredTripsIfDue(now: now, previous: previousHousekeeping)  // --retain-days (Hub+Retention)
             services.shares.forgetExpiredSharesIfDue(now: now)  // share links past their expiry (ShareService)

@@ -131,8 +131,8 @@ final class Fanout {
         }
     }
 
-    /// Sends one message to every follower of a trip, or only those in `mode`; returns how
-    /// many it went to. With a `mode` (a frame or segment) a stop follower (PROTOCOL 17) gets
+    /// Sends one message to every follower of a trip, or only those in `mode`, except links for
+    /// one stop; returns how many it went to. With a `mode` (a frame or segment) a stop follower (PROTOCOL 17) gets
     /// `perStop`'s message for its stop instead, when there is one.
     func broadcast(
         _ message: OutboundMessage, trip: String, mode: SubscriptionMode? = nil, perStop: [StopRef: OutboundMessage] = [:]
@@ -148,8 +148,11 @@ final class Fanout {
         trip: String, perStop: [StopRef: OutboundMessage] = [:]
     ) -> Int {
         let stops = mode == nil || perStop.isEmpty ? nil : subscriptions.stopFollowers(of: trip)
+        // Links for one stop get only what StopLinkFanout decides (PROTOCOL 17).
+        let links = subscriptions.links(of: trip)
         var delivered = 0
         for (id, followerMode) in followers where mode == nil || followerMode == mode {
+            if let links, links[id] != nil { continue }
             if let stop = stops?[id], let own = perStop[stop] {
                 enqueue(own, to: id)
             } else {
@@ -219,10 +222,15 @@ final class Fanout {
     // MARK: - Subscriptions
 
     /// Subscribes a connection to a trip (or changes its mode), following `stop` only when
-    /// given (PROTOCOL 17).
-    func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode, stop: StopRef? = nil) {
+    /// given (PROTOCOL 17); `link` when the subscription is a link for that stop.
+    func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode, stop: StopRef? = nil, link: StopLinkFollower? = nil) {
         guard let session = sessions[id] else { return }
-        if subscriptions.add(session, to: trip, mode: mode, stop: stop) { followersChanged?(trip) }
+        if subscriptions.add(session, to: trip, mode: mode, stop: stop, link: link) { followersChanged?(trip) }
+    }
+
+    /// Keeps what a stop link was told (the state `StopLinkFanout` decided with).
+    func updateLink(_ link: StopLinkFollower, for id: ConnectionID, trip: String) {
+        subscriptions.updateLink(link, for: id, trip: trip)
     }
 
     /// Ends a subscription. Its queued frames (of the trip's `slot`) are dropped, unless

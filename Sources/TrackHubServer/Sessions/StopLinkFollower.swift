@@ -4,8 +4,8 @@ import TrackHubCore
 /// it was last told (`stop` messages, whether the courier was shown) and what it gets next.
 /// It decides, the fan-out sends: each decision names messages the caller encodes once per
 /// (trip, stop, visibility) and enqueues, so the order the contract asks for (`visible: true`
-/// before the first frame or segment that shows the courier; the last frame at the stop,
-/// then `unsubscribed`) is kept in one place. Pure: the trip's sight and the clock are passed in.
+/// before the first frame or segment that shows the courier; the stop's event, then
+/// `unsubscribed`) is kept in one place. Pure: the trip's sight and the clock are passed in.
 struct StopLinkFollower: Sendable, Equatable {
     /// How the subscription receives the marker (PROTOCOL 4 `subscribe.mode`).
     enum Mode: Sendable, Equatable { case frames, segments }
@@ -24,7 +24,9 @@ struct StopLinkFollower: Sendable, Equatable {
         case endArrived
     }
 
-    /// The stop the subscription follows and from how many stops before it the courier shows.
+    /// The stop the link follows (a waypoint id, or the destination).
+    let stop: StopRef
+    /// From how many stops before its own the courier is shown.
     let visibleWithinStops: Int
     /// Frames or segments.
     let mode: Mode
@@ -36,7 +38,8 @@ struct StopLinkFollower: Sendable, Equatable {
     private(set) var hasEnded = false
 
     /// A follower that has been told nothing yet.
-    init(visibleWithinStops: Int, mode: Mode) {
+    init(stop: StopRef, visibleWithinStops: Int, mode: Mode) {
+        self.stop = stop
         self.visibleWithinStops = visibleWithinStops
         self.mode = mode
     }
@@ -90,11 +93,12 @@ struct StopLinkFollower: Sendable, Equatable {
         return out
     }
 
-    /// The stop was reached (its event already went out): the last frame there when the
-    /// courier is shown (frames mode), then the end.
-    mutating func onReached(_ sight: StopLinkSight) -> [Delivery] {
+    /// The stop was reached and its event went out: the end. The last frame there (when the
+    /// courier was shown) already went out before the event, as every frame comes before the
+    /// events its tick triggered (PROTOCOL 4), so nothing comes between the event and the end.
+    mutating func onReached() -> [Delivery] {
         guard !hasEnded else { return [] }
         hasEnded = true
-        return (mode == .frames && sight.shown ? [.frame] : []) + [.endArrived]
+        return [.endArrived]
     }
 }

@@ -26,6 +26,8 @@ struct LiveMessage {
     var message: OutboundMessage
     /// Encoded once per distinct stop followed.
     var perStop: [StopRef: OutboundMessage]
+    /// A segment's path (what a link for one stop checks against the other stops); empty for a frame.
+    var path: [GeoPoint] = []
 }
 
 extension TripPublisher {
@@ -43,9 +45,9 @@ extension TripPublisher {
     }
 
     /// Keeps a segment back if its trip is held; false when it is not (send it now).
-    func holdSegment(_ message: OutboundMessage, perStop: [StopRef: OutboundMessage] = [:], trip: String) -> Bool {
+    func holdSegment(_ live: LiveMessage, trip: String) -> Bool {
         guard heldLive[trip] != nil else { return false }
-        heldLive[trip]?.segments.append(LiveMessage(message: message, perStop: perStop))
+        heldLive[trip]?.segments.append(live)
         if let count = heldLive[trip]?.segments.count, count > Self.maxHeldSegments {
             heldLive[trip]?.segments.removeFirst(count - Self.maxHeldSegments)
         }
@@ -53,8 +55,8 @@ extension TripPublisher {
     }
 
     /// Keeps a frame back (the newest replaces an older one) for a held trip.
-    func holdFrame(_ message: OutboundMessage, perStop: [StopRef: OutboundMessage] = [:], trip: String) {
-        heldLive[trip]?.frame = LiveMessage(message: message, perStop: perStop)
+    func holdFrame(_ live: LiveMessage, trip: String) {
+        heldLive[trip]?.frame = live
     }
 
     /// One batch of events ahead went out (or failed): after the last, the held segments
@@ -67,12 +69,8 @@ extension TripPublisher {
             return
         }
         heldLive[trip] = nil
-        for segment in held.segments {
-            metrics.segmentsOut += fanout.broadcast(segment.message, trip: trip, mode: .segments, perStop: segment.perStop)
-        }
-        if let frame = held.frame {
-            metrics.framesEncoded += 1
-            metrics.framesOut += fanout.broadcast(frame.message, trip: trip, mode: .frames, perStop: frame.perStop)
-        }
+        let now = clock.wallMillis()
+        for segment in held.segments { sendSegment(segment, trip: trip, now: now) }
+        if let frame = held.frame { sendFrame(frame, trip: trip, now: now) }
     }
 }

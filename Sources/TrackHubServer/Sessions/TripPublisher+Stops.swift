@@ -50,3 +50,25 @@ extension TripPublisher {
         stopsRemoved(id, removed)
     }
 }
+
+/// What a link for one stop's snapshot depends on besides the trip (PROTOCOL 17): its stop and
+/// `visible_within_stops`. A new route's snapshot is encoded once per such pair among the links.
+struct LinkViewKey: Hashable {
+    /// The stop the link follows.
+    let stop: StopRef
+    /// From how many stops before its own the courier is shown to it.
+    let visibleWithinStops: Int
+}
+
+extension TripView {
+    /// This view as a link for one stop sees it (PROTOCOL 17): the customer's, taken to its
+    /// stop, with only what its rules show.
+    func forStopLink(_ key: LinkViewKey) -> TripView {
+        var view = self
+        view.audience = .customer
+        view.stop = key.stop
+        view.stopLinkVisibleWithinStops = key.visibleWithinStops
+        view.trail = []
+        return view
+    }
+}

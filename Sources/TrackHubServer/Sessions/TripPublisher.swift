@@ -22,7 +22,8 @@ final class TripPublisher: @unchecked Sendable {
     private let storage: TripStorage
     /// The counters of what went out.
     let metrics: HubMetrics
-    private let clock: HubClock
+    /// The hub's clock: when events and held messages go out.
+    let clock: HubClock
     /// Whether events are kept in each trip's memory too (a cluster's snapshots replay them).
     var keepsRecentEvents = false
     /// Delivers events to `--webhook` URLs (set when the hub starts, nil without webhooks).
@@ -34,6 +35,9 @@ final class TripPublisher: @unchecked Sendable {
     /// `stop_removed`), with the trip and the dropped waypoint ids, once its stop
     /// subscriptions are ended: the hook for stop links.
     var stopsRemoved: (_ trip: String, _ removed: [String]) -> Void = { _, _ in }
+    /// What links for one stop get (PROTOCOL 17): every frame, segment and event batch of a
+    /// trip with such links goes through it too (`Fanout.broadcast` skips them).
+    let stopLinks: StopLinkFanout
     /// Trips whose segments and frames wait for events being stored (TripPublisher+Ahead):
     /// only while such a batch is in flight, so empty nearly always.
     var heldLive: [String: HeldLive] = [:]
@@ -44,6 +48,7 @@ final class TripPublisher: @unchecked Sendable {
         self.storage = storage
         self.metrics = metrics
         self.clock = clock
+        self.stopLinks = StopLinkFanout(trips: trips, fanout: fanout, metrics: metrics)
     }
 
     // MARK: - Fixes and ticks
@@ -65,11 +70,11 @@ final class TripPublisher: @unchecked Sendable {
         metrics.fixesApplied += 1
         if let segment {
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)
-            let perStop = stopSegments(trip: trip, seq: seq, segment, slot: slot)
-            if !heldLive.isEmpty, holdSegment(message, perStop: perStop, trip: trip) {
+            let live = LiveMessage(message: message, perStop: stopSegments(trip: trip, seq: seq, segment, slot: slot), path: segment.path)
+            if !heldLive.isEmpty, holdSegment(live, trip: trip) {
                 // Sent once the events ahead of it are (TripPublisher+Ahead).
             } else {
-                metrics.segmentsOut += fanout.broadcast(message, trip: trip, mode: .segments, perStop: perStop)
+                sendSegment(live, trip: trip, now: now)
             }
         }
         if events.isEmpty {
@@ -86,13 +91,14 @@ final class TripPublisher: @unchecked Sendable {
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
         if let frame, !heldLive.isEmpty, heldLive[id] != nil {
             holdFrame(
-                OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
-                perStop: stopFrames(trip: id, seq: seq, frame, slot: slot), trip: id)
+                LiveMessage(message: OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
+                            perStop: stopFrames(trip: id, seq: seq, frame, slot: slot)), trip: id)
         } else if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
-            let message = OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot)
-            let perStop = stopFrames(trip: id, seq: seq, frame, slot: slot)
-            metrics.framesEncoded += 1 + perStop.count
-            metrics.framesOut += fanout.broadcast(message, to: followers, mode: .frames, trip: id, perStop: perStop)
+            let live = LiveMessage(message: OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
+                                   perStop: stopFrames(trip: id, seq: seq, frame, slot: slot))
+            sendFrame(live, to: followers, trip: id, now: now)
+        } else if stopLinks.hasLinks(id) {
+            stopLinks.afterTick(trip: id, frames: [:], now: now)  // no frame: `stop` messages when due
         }
         // The last frame of an arrived trip (at the destination) ends its share subscriptions.
         if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(id, now) }
@@ -113,10 +119,28 @@ final class TripPublisher: @unchecked Sendable {
             entry.lastSegment = segment
             return (segment, entry.segmentSeq, entry.slot)
         }) ?? nil else { return }
-        let message = OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot)
-        let perStop = stopSegments(trip: id, seq: seq, segment, slot: slot)
-        if !heldLive.isEmpty, holdSegment(message, perStop: perStop, trip: id) { return }
-        metrics.segmentsOut += fanout.broadcast(message, trip: id, mode: .segments, perStop: perStop)
+        let live = LiveMessage(
+            message: OutboundMessage.segment(trip: id, seq: seq, segment, slot: slot),
+            perStop: stopSegments(trip: id, seq: seq, segment, slot: slot), path: segment.path)
+        if !heldLive.isEmpty, holdSegment(live, trip: id) { return }
+        sendSegment(live, trip: id, now: now)
+    }
+
+    /// A segment to the trip's segment-mode followers, and to its links for one stop as
+    /// their rules say.
+    func sendSegment(_ live: LiveMessage, trip id: String, now: Int64) {
+        metrics.segmentsOut += fanout.broadcast(live.message, trip: id, mode: .segments, perStop: live.perStop)
+        if stopLinks.hasLinks(id) { stopLinks.afterSegment(trip: id, path: live.path, segments: live.perStop, now: now) }
+    }
+
+    /// A frame to the trip's frame-mode `followers` (nil: look them up), and to its links for
+    /// one stop as their rules say.
+    func sendFrame(_ live: LiveMessage, to followers: [ConnectionID: SubscriptionMode]? = nil, trip id: String, now: Int64) {
+        metrics.framesEncoded += 1 + live.perStop.count
+        if let followers = followers ?? fanout.subscriptions.followers(of: id) {
+            metrics.framesOut += fanout.broadcast(live.message, to: followers, mode: .frames, trip: id, perStop: live.perStop)
+        }
+        if stopLinks.hasLinks(id) { stopLinks.afterTick(trip: id, frames: live.perStop, now: now) }
     }
 
     // MARK: - Events
@@ -159,19 +183,23 @@ final class TripPublisher: @unchecked Sendable {
             }
             trips.noteEventSent(event.n, trip: trip)
         }
-        endCustomerSubscriptionsIfOver(trip, clock.wallMillis())  // after `arrived` (PROTOCOL 13)
+        let now = clock.wallMillis()
+        if stopLinks.hasLinks(trip) { stopLinks.afterEvents(trip: trip, events, now: now) }  // their own only (PROTOCOL 17)
+        endCustomerSubscriptionsIfOver(trip, now)  // after `arrived` (PROTOCOL 13)
         webhooks?.eventsStored(events, trip: trip)
     }
 
     /// An event with the phone's battery: share links' subscribers get `customers` (its
-    /// battery `null`, PROTOCOL 18), everyone else `message`. Returns the messages queued.
+    /// battery `null`, PROTOCOL 18), everyone else `message`; links for one stop nothing here
+    /// (`StopLinkFanout`). Returns the messages queued.
     private func broadcastHidingBattery(_ message: OutboundMessage, customers: OutboundMessage, trip: String) -> Int {
         guard let followers = fanout.subscriptions.followers(of: trip) else { return 0 }
-        for (connection, _) in followers {
+        let links = fanout.subscriptions.links(of: trip)
+        for (connection, _) in followers where links?[connection] == nil {
             let seesAsCustomer = fanout[connection]?.grants.seesAsCustomer(trip) ?? false
             fanout.enqueue(seesAsCustomer ? customers : message, to: connection)
         }
-        return followers.count
+        return followers.count - (links?.count ?? 0)
     }
 
     // MARK: - Snapshots
@@ -184,12 +212,23 @@ final class TripPublisher: @unchecked Sendable {
     func sendSnapshotToSubscribers(trip id: String, now: Int64) {
         guard let followers = fanout.subscriptions.followers(of: id), !followers.isEmpty else { return }
         var view = TripView(id: id, entry: trips[id], trail: [], now: now)
-        // One encoding per stop followed (PROTOCOL 17; nil: the whole trip).
+        // One encoding per stop followed (PROTOCOL 17; nil: the whole trip), and per stop and
+        // visible_within_stops for links for one stop.
         var customerMessages: [StopRef?: OutboundMessage] = [:]
+        var linkMessages: [LinkViewKey: OutboundMessage] = [:]
+        let links = fanout.subscriptions.links(of: id)
         var reserved: [(connection: ConnectionID, ticket: UInt64, stop: StopRef?)] = []
         for (connection, _) in followers {
             guard let session = fanout[connection], !session.isClosing else { continue }
             let stop = fanout.subscriptions.stop(of: connection, trip: id)
+            if let link = links?[connection] {
+                let key = LinkViewKey(stop: link.stop, visibleWithinStops: link.visibleWithinStops)
+                let message = linkMessages[key] ?? OutboundMessage.snapshot(view.forStopLink(key), re: nil, recovered: nil)
+                linkMessages[key] = message
+                fanout.enqueue(message, to: connection)
+                for next in stopLinks.messagesAfterSnapshot(to: connection, trip: id, now: now) { fanout.enqueue(next, to: connection) }
+                continue
+            }
             if session.grants.seesAsCustomer(id) {
                 view.audience = .customer
                 view.stop = stop
