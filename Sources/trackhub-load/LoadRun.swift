@@ -101,7 +101,7 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
                 viewerCount += 1
                 let segments = o.target == .trackhub && Double(viewerCount % 100) < o.segmentsShare * 100
                 var viewer = ViewerLoad(trip: t, segments: segments)
-                if StopLinkPlan.isOnStopLink(viewer: viewerCount, share: o.stopLinkShare) {
+                if StopLinkPlan.isOnStopLink(viewer: viewerCount - 1, share: o.stopLinkShare) {
                     // Spread over the trip's stops in turn.
                     viewer.stopLink = trips[Int(t)].stopLinkViewers % StopLinkPlan.stopsPerTrip
                     trips[Int(t)].stopLinkViewers += 1

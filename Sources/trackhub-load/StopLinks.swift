@@ -27,10 +27,10 @@ enum StopLinkPlan {
         return (0..<stopsPerTrip).map { k in from + room * Double(k + 1) / Double(stopsPerTrip + 1) }
     }
 
-    /// The stop-link viewers: the last `share` of every hundred trip viewers (segments viewers
-    /// are the first `--segments-share` of them, so the two overlap only above 100 % together).
+    /// The stop-link viewers: viewer `n` (from 0) is one when ⌊(n + 1)·share⌋ passes ⌊n·share⌋,
+    /// so any count of viewers has ⌊count·share⌋ of them, spread evenly (0.33: every third).
     static func isOnStopLink(viewer n: Int, share: Double) -> Bool {
-        share > 0 && Double(99 - n % 100) < share * 100
+        share > 0 && (Double(n + 1) * share).rounded(.down) > (Double(n) * share).rounded(.down)
     }
 }
 
