@@ -29,7 +29,7 @@ if HERE not in sys.path:
 import hubproc  # noqa: E402
 from browser.hubs import HubUnderTest  # noqa: E402
 from test_share_links import WS, call  # noqa: E402
-from trip_driving import redis_server_path  # noqa: E402
+from trip_driving import redis_server_path, start_cluster  # noqa: E402
 
 SECRET = "stop-links-e2e-secret-at-least-32-bytes"
 LAT0, LON0 = 38.7000, -9.1400
@@ -577,24 +577,18 @@ class ClusterStopLinkTest(LiveLinkCase):
     secret: a link's token works on each, and each sends it the same `stop` messages and events."""
 
     def setUp(self):
-        import tempfile
-        import test_cluster
-        tmp = tempfile.TemporaryDirectory(prefix="trackhub-stop-links-cluster-")
-        self.addCleanup(tmp.cleanup)
-        self.redis = test_cluster.RedisServer(os.path.join(tmp.name, "redis"))
-        self.addCleanup(self.redis.kill)
-        self.redis.start()
-        self.hubs = {}
-        for name in "ABC":
-            hub = HubUnderTest(SECRET, serve_args=["--cluster", self.redis.url, "--tick-hz", "10", "--log-level", "warn"])
-            self.addCleanup(hub.close)
-            self.hubs[name] = hub
+        self.redis, self.hubs = start_cluster(self, prefix="trackhub-stop-links-cluster-", start_hub=self.secured_hub)
         self.hub = self.hubs["A"]
         self.admin = self.hub.admin_token
         self.clients = []
         for name, hub in self.hubs.items():
             self.wait_for(f"hub {name} healthy", lambda hub=hub: call(hub, "GET", "/healthz")[0] == 200, timeout=30)
         self.hub.create_trip("M1", street(), rider={"id": "rider-42", "name": "Alex"}, waypoints=stop_waypoints())
+
+    def secured_hub(self, redis_url):
+        hub = HubUnderTest(SECRET, serve_args=["--cluster", redis_url, "--tick-hz", "10", "--log-level", "warn"])
+        self.addCleanup(hub.close)
+        return hub
 
     def test_three_hubs_send_a_link_the_same_stop_messages_and_events(self):
         status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, {"stop": "b", "visible_within_stops": 1})

@@ -89,9 +89,11 @@ async def send_fix(conn, msg, tag, deadline_s=DEADLINE_S):
     return reply
 
 
-def start_cluster(case, *hub_args, prefix="trackhub-cluster-", names="ABC"):
+def start_cluster(case, *hub_args, prefix="trackhub-cluster-", names="ABC", start_hub=None):
     """Starts a `redis-server` and one `trackhub serve --cluster ... --tick-hz 10 HUB_ARGS` per
-    name, each stopped after the test `case` (hubs before Redis). Returns (redis, {name: hub})."""
+    name, each stopped after the test `case` (hubs before Redis). Returns (redis, {name: hub}).
+    `start_hub(redis_url)`, when given, starts each hub instead (another kind of hub process,
+    e.g. browser.hubs.HubUnderTest for a secured one) and arranges its own cleanup."""
     import test_cluster  # its Redis process (imported here: test_cluster imports this module)
 
     tmp = tempfile.TemporaryDirectory(prefix=prefix)
@@ -101,6 +103,9 @@ def start_cluster(case, *hub_args, prefix="trackhub-cluster-", names="ABC"):
     redis.start()
     hubs = {}
     for name in names:
+        if start_hub is not None:
+            hubs[name] = start_hub(redis.url)
+            continue
         hub = HubProcess("--cluster", redis.url, "--tick-hz", "10", *hub_args)
         case.addCleanup(hub.stop, 10)
         hubs[name] = hub.start()
