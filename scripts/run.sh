@@ -6,7 +6,8 @@
 # who stray are rerouted. Ctrl-C stops both.
 #
 # The terminal shows the URL and one status line (the simulator's: riders, fixes per
-# second, viewers), refreshed in place; the hub's own log (a line per HTTP request) goes to
+# second, viewers), refreshed in place, with a line above it for each customer whose stop
+# the courier reached (how "stops before yours" counted down); the hub's own log (a line per HTTP request) goes to
 # hub.log in the data directory, named on screen, so that nothing scrolls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,11 @@ bin="$(swift build -c release --show-bin-path)"
 listen="${TRACKHUB_LISTEN:-127.0.0.1:8080}"
 riders="${TRACKHUB_DEMO_RIDERS:-40}"
 speedup="${TRACKHUB_DEMO_SPEEDUP:-4}"
+# Delivery rounds (PROTOCOL 17): each synthetic trip has this many stops, and a customer
+# follows each stop, printing one line when the courier gets there; 0: plain via points.
+stops="${TRACKHUB_DEMO_STOPS:-3}"
+stop_flags=()
+[ "$stops" != "0" ] && stop_flags=(--stops "$stops")
 
 data="${TRACKHUB_DATA:-./trackhub-data}"
 # Made here as serve would make it (0750), so that the log can go in it from the start.
@@ -65,7 +71,7 @@ echo
 
 # Its status line goes to the terminal (stderr): in place on a terminal, a line a second
 # otherwise.
-setsid "$bin/trackhub" simulate --hub "ws://${url#http://}" --riders "$riders" --speedup "$speedup" --from-stops 0.3 --show-viewers &
+setsid "$bin/trackhub" simulate --hub "ws://${url#http://}" --riders "$riders" --speedup "$speedup" --from-stops 0.3 "${stop_flags[@]}" --show-viewers &
 sim_pid=$!
 wait "$hub_pid" || true
 # Only a hub that stopped by itself gets here (Ctrl-C exits through the trap).

@@ -37,7 +37,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also run as tests-py/test_cadence.py
 import hubproc  # noqa: E402
-from hubproc import Client, Courier, HubProcess, now_ms, offset  # noqa: E402
+from hubproc import Courier, HubProcess, now_ms, offset  # noqa: E402
+from trip_driving import TrackedClients, redis_server_path, start_cluster, wait_healthy  # noqa: E402
 
 # The contract's deadlines (PROTOCOL 18) and the margin a loaded machine gets on top.
 ONE_HUB_DEADLINE_S = 1.0
@@ -67,7 +68,7 @@ def is_cadence(trip, interval_ms, watched):
                       and m.get("interval_ms") == interval_ms and m.get("watched") == watched)
 
 
-class CadenceCase(hubproc.AsyncTestCase):
+class CadenceCase(TrackedClients, hubproc.AsyncTestCase):
     """One hub per test (flags per test), a trip and helpers to drive its courier."""
 
     hub_args = ()
@@ -77,23 +78,10 @@ class CadenceCase(hubproc.AsyncTestCase):
         self.addCleanup(self.hub.stop)
         self.hub.start()
         self.trip = self.hub.create_trip(route=ROUTE)["trip"]
-        self.clients = []
         self.pings = 0
 
-    async def asyncTearDown(self):
-        for c in self.clients:
-            try:
-                await asyncio.wait_for(c.close(), 5)
-            except Exception:
-                pass
-
-    async def open(self, hub=None):
-        client = await Client.open(hub or self.hub)
-        self.clients.append(client)
-        return client
-
     async def courier(self, hub=None):
-        client = await self.open(hub)
+        client = await self.client(hub)
         client.fixes = Courier(self.trip)
         client.metres = 0.0
         return client
@@ -116,7 +104,7 @@ class CadenceCase(hubproc.AsyncTestCase):
         await client.barrier(f"b{self.pings}")
 
     async def viewer(self, hub=None):
-        client = await self.open(hub)
+        client = await self.client(hub)
         await client.send(op="subscribe", trip=self.trip, id="s")
         await client.wait_type("snapshot", re="s")
         return client
@@ -312,31 +300,15 @@ class ClusterCadenceTest(CadenceCase):
     """Three hubs sharing one Redis (as tests-py/test_cluster.py starts them)."""
 
     def setUp(self):
-        import test_cluster  # the Redis server and health helpers
-        if test_cluster.redis_server_path() is None:
+        if redis_server_path() is None:
             self.skipTest("redis-server is not installed")
-        self.cluster = test_cluster
-        tmp = tempfile.TemporaryDirectory(prefix="trackhub-cadence-")
-        self.addCleanup(tmp.cleanup)
-        self.redis = test_cluster.RedisServer(os.path.join(tmp.name, "redis"))
-        self.addCleanup(self.redis.kill)
-        self.redis.start()
-        self.hubs = {}
-        for name in "ABC":
-            hub = HubProcess("--cluster", self.redis.url, "--tick-hz", "10")
-            self.addCleanup(hub.stop, 10)
-            hub.start()
-            self.hubs[name] = hub
+        self.redis, self.hubs = start_cluster(self, prefix="trackhub-cadence-")
         self.hub = self.hubs["A"]
-        self.clients = []
         self.pings = 0
 
     async def asyncSetUp(self):
         await super().asyncSetUp()
-        deadline = time.monotonic() + 30
-        while not all(self.cluster.health(h)[0] == 200 for h in self.hubs.values()):
-            self.assertLess(time.monotonic(), deadline, "the cluster did not become healthy")
-            await asyncio.sleep(0.05)  # polling a condition, with a deadline
+        await asyncio.to_thread(wait_healthy, self.hubs)
         self.trip = self.hub.create_trip(route=ROUTE)["trip"]
 
     async def wait_watched_in_redis(self, count, deadline_s=CLUSTER_DEADLINE_S + MARGIN_S):

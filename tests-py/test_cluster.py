@@ -52,7 +52,6 @@ import asyncio
 import collections
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -67,6 +66,7 @@ import websockets
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also run as tests-py/test_cluster.py
 import hubproc  # noqa: E402
 from hubproc import Client, Courier, HubProcess, distance_m, now_ms, offset  # noqa: E402
+from trip_driving import redis_server_path  # noqa: E402,F401  (test_stops and others use it from here too)
 
 TICK_HZ = 10
 PARTITIONS = 16  # the design's default for --cluster-partitions
@@ -88,13 +88,6 @@ ROUTE = [[LON0, LAT0], [LON1, LAT0]]
 def east(metres, north=0.0):
     """(lat, lon) `metres` east of the route's start, `north` metres off it."""
     return offset(LAT0, LON0, north_m=north, east_m=metres)
-
-
-def redis_server_path():
-    path = shutil.which("redis-server")
-    if path is None and os.access("/usr/bin/redis-server", os.X_OK):
-        path = "/usr/bin/redis-server"
-    return path
 
 
 def setUpModule():

@@ -35,17 +35,16 @@ wait for the hub); every wait for the hub is a message, an answer or the hub's o
 import asyncio
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
 import unittest
 
-import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hubproc  # noqa: E402
-from hubproc import Client, Courier, HubProcess, now_ms, offset  # noqa: E402
+from hubproc import Courier, HubProcess, now_ms, offset  # noqa: E402
+from trip_driving import TrackedClients, redis_server_path, start_cluster  # noqa: E402
 from webhook_receiver import Receiver  # noqa: E402
 
 STALE_AFTER_MS = 1000
@@ -96,34 +95,10 @@ def events_of(client, trip, name=None, since=0):
             and (name is None or m.get("name") == name)]
 
 
-class SignalHelpers:
-    """Clients, couriers and waits on `self.hub` (set by the test) for the cases below."""
+class SignalHelpers(TrackedClients):
+    """Clients (TrackedClients), couriers and waits on `self.hub` (set by the test) for the cases below."""
 
-    hub = None
-
-    async def asyncSetUp(self):
-        await super().asyncSetUp()
-        self.clients = []
-
-    async def asyncTearDown(self):
-        await self.close_clients()
-
-    async def close_clients(self):
-        for c in self.clients:
-            try:
-                await asyncio.wait_for(c.close(), 5)
-            except Exception:
-                pass
-        self.clients = []
-
-    async def client(self, hub=None, url=None):
-        if url is not None:
-            c = Client(await websockets.connect(url, subprotocols=["trackhub.v1"], max_size=16 << 20,
-                                                ping_interval=None, max_queue=None))
-        else:
-            c = await Client.open(hub or self.hub, max_queue=None)
-        self.clients.append(c)
-        return c
+    wait_deadline_s = DEADLINE_S
 
     async def viewer(self, trip, mode="frames", hub=None, since_event=0):
         c = await self.client(hub)
@@ -148,16 +123,6 @@ class SignalHelpers:
         while await self.hub_time(client) < t:
             if time.monotonic() > end:
                 self.fail(f"the hub's clock did not reach {t} within {deadline_s}s")
-            await asyncio.sleep(POLL_S)
-
-    async def eventually(self, probe, what, deadline_s=DEADLINE_S):
-        end = time.monotonic() + deadline_s
-        while True:
-            ok, detail = await asyncio.to_thread(probe)
-            if ok:
-                return detail
-            if time.monotonic() > end:
-                self.fail(f"{what}: not so within {deadline_s}s; last seen: {detail}")
             await asyncio.sleep(POLL_S)
 
     async def fix(self, courier_client, courier, lat, lon, hub=None, applied=True, **extra):
@@ -607,31 +572,15 @@ class TestFlag(unittest.TestCase):
         self.assertIn("stale-after: 15s", hubproc.run_cli(["config", "default"]).stdout)
 
 
-def redis_server_path():
-    path = shutil.which("redis-server")
-    if path is None and os.access("/usr/bin/redis-server", os.X_OK):
-        path = "/usr/bin/redis-server"
-    return path
-
-
 @unittest.skipIf(redis_server_path() is None, "redis-server is not installed: the cluster test needs it")
 class TestCluster(SignalHelpers, hubproc.AsyncTestCase):
     """Three hubs sharing one Redis log (test_cluster's Redis process), with --stale-after 1s."""
 
     def setUp(self):
-        import test_cluster  # its Redis process and health probe
+        import test_cluster  # its health probe
         self.tc = test_cluster
-        tmp = tempfile.TemporaryDirectory(prefix="trackhub-signal-cluster-")
-        self.addCleanup(tmp.cleanup)
-        self.redis = test_cluster.RedisServer(os.path.join(tmp.name, "redis"))
-        self.addCleanup(self.redis.kill)
-        self.redis.start()
-        self.hubs = {}
-        for name in "ABC":
-            hub = HubProcess("--cluster", self.redis.url, "--tick-hz", "10", "--stale-after", STALE_AFTER, *NO_CADENCE,
-                             "--log-level", "warn")
-            self.addCleanup(hub.stop, 10)
-            self.hubs[name] = hub.start()
+        self.redis, self.hubs = start_cluster(self, "--stale-after", STALE_AFTER, *NO_CADENCE, "--log-level", "warn",
+                                              prefix="trackhub-signal-cluster-")
         self.hub = self.hubs["A"]
 
     async def test_every_hub_sends_the_same_signal_events_and_signal_back_before_the_segment(self):

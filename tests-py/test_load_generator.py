@@ -163,6 +163,33 @@ class LoadGeneratorOnSecuredHub(unittest.TestCase):
         self.assertGreater(summary["acks"], 0)
         self.assertEqual(summary["acks"], summary["fixes_sent"])
 
+    def test_stop_link_viewers_follow_one_stop_each(self):
+        # PROTOCOL 17: 12 of 36 viewers on links for one stop (3 stops per trip, visible within
+        # 1 stop): the links are made over HTTP, each gets `stop` messages, and frames only while
+        # the courier is shown; the hub's counters agree with what arrived.
+        before = metrics(self.hub.base)
+        result, summary = run_load("--url", self.hub.ws, "--token", self.token, "--couriers", "4", "--viewers", "36",
+                                   "--stop-link-share", "0.33", "--segments-share", "0.2", "--ramp", "1s",
+                                   "--duration", "3s", "--live", "false")
+        after = metrics(self.hub.base)
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        self.assertEqual(summary["errors"], 0, summary["error_detail"])
+        self.assertEqual(summary["stop_link_viewers"], 11)
+        # Each link gets a `stop` message after its snapshot, and another once the courier shows.
+        self.assertGreaterEqual(summary["stop_messages_received"], summary["stop_link_viewers"])
+        self.assertGreater(summary["stop_link_frames"], 0)
+        self.assertGreater(summary["latency_ms"]["samples"], 0)
+        frames_out = int(after["trackhub_frames_out_total"] - before["trackhub_frames_out_total"])
+        dropped = int(after.get("trackhub_frames_dropped_total", 0) - before.get("trackhub_frames_dropped_total", 0))
+        self.assertEqual(summary["frames_received"], frames_out - dropped)
+        self.assertEqual(summary["ended_missing"], 0)
+
+    def test_stop_links_need_a_token(self):
+        result = subprocess.run([os.path.join(BIN, "trackhub-load"), "--url", self.hub.ws, "--stop-link-share", "0.5"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--stop-link-share", result.stderr)
+
     def test_without_token_the_run_fails(self):
         result, summary = run_load("--url", self.hub.ws, "--couriers", "2", "--viewers", "2", "--ramp", "0s",
                                    "--duration", "1s", "--live", "false")
@@ -192,6 +219,7 @@ class LoadGeneratorCommandLine(unittest.TestCase):
         result = subprocess.run([os.path.join(BIN, "trackhub-load"), "--help"], capture_output=True, text=True)
         self.assertEqual(result.returncode, 0)
         self.assertIn("--churn", result.stdout)
+        self.assertIn("--stop-link-share X", result.stdout)
 
 
 if __name__ == "__main__":

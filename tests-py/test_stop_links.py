@@ -1,10 +1,12 @@
-"""Links for one stop (PROTOCOL 17) against the release hub, as far as they are built: the
-request and its claims, the link's `GET /v1/trips/{id}` view over a whole trip with three
-stops on one street (the route passes right through the other stops), every message live
-links receive over a whole trip, and revocation.
+"""Links for one stop (PROTOCOL 17) against the release hub: the request and its claims, the
+link's `GET /v1/trips/{id}` view, and the live side: every WebSocket message links receive
+over a whole trip with three stops on one street (the route passes right through the other
+stops), in frames and in segments mode; a new route that keeps the link's stop and one that
+drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events.
 
-Privacy is tested like durability: every byte each link receives over the whole trip is kept
-and no coordinate in it may lie within 200 m of another stop.
+Privacy is tested like durability: every byte each link receives over the whole trip is kept,
+and no coordinate in it may lie within 200 m of another stop; no frame or segment comes while
+the courier is hidden from the link; `stops_before` only counts down; the link ends at its stop.
 
 Run:  cd tests-py && TRACKHUB_BIN=/path/to/.build/release python3 -m unittest test_stop_links -v
 
@@ -27,6 +29,7 @@ if HERE not in sys.path:
 import hubproc  # noqa: E402
 from browser.hubs import HubUnderTest  # noqa: E402
 from test_share_links import WS, call  # noqa: E402
+from trip_driving import redis_server_path, start_cluster  # noqa: E402
 
 SECRET = "stop-links-e2e-secret-at-least-32-bytes"
 LAT0, LON0 = 38.7000, -9.1400
@@ -34,10 +37,47 @@ LAT0, LON0 = 38.7000, -9.1400
 LENGTH_M = 3000
 STOPS = {"a": 800, "b": 1600, "c": 2400}
 RADIUS_M = 200
+# The events a stop link may get besides its own stop's (PROTOCOL 17).
+SIGNAL_EVENTS = {"signal_lost", "signal_back", "ended"}
+# How far apart two hubs' `eta_s` of the same `stop` message may be: each computes it when it
+# sends it (a tolerance for the send moment, not a speed being measured).
+ETA_TOLERANCE_S = 5
 
 
 def point(along_m):
     return hubproc.offset(LAT0, LON0, north_m=along_m)
+
+
+def street():
+    """The route: the street as [lon, lat] points every 100 m."""
+    return [[p[1], p[0]] for p in (point(d) for d in range(0, LENGTH_M + 1, 100))]
+
+
+def stop_waypoints(stops=STOPS):
+    return [{"lat": point(m)[0], "lon": point(m)[1], "id": sid, "name": f"Order {sid}"} for sid, m in stops.items()]
+
+
+def values_of(value, key):
+    """Every value of `key` anywhere in a JSON value."""
+    found = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                found.append(v)
+            found += values_of(v, key)
+    elif isinstance(value, list):
+        for v in value:
+            found += values_of(v, key)
+    return found
+
+
+def compressed(values):
+    """`values` without consecutive repeats: [1, 1, 0, 0] -> [1, 0]."""
+    out = []
+    for v in values:
+        if not out or out[-1] != v:
+            out.append(v)
+    return out
 
 
 def coordinates(value):
@@ -233,19 +273,349 @@ class StopLinkTest(unittest.TestCase):
             if stop == "b":
                 reached = next(m for m in log if m["type"] == "event")
                 self.assertEqual(reached["stop"], "b", where)
-                # Its event, then the end: nothing between them.
-                self.assertEqual(log.index(reached) + 1, len(log) - 1, f"{where}: {log[-4:]}")
+                # Its event, then the end: only the courier (the last frame there) between them;
+                # LiveStopLinkTest checks where that last frame is.
+                between = log[log.index(reached) + 1:-1]
+                self.assertTrue(all(m["type"] in ("frame", "segment", "stop") for m in between), f"{where}: {log[-4:]}")
 
     def test_revocation(self):
         doc = self.share(stop="b")
         customer = WS(self.hub, doc["token"])
         self.clients.append(customer)
-        reply = customer.request({"op": "subscribe", "trip": "M1"})
-        self.assertEqual(reply["type"], "snapshot", reply)
+        snap = customer.request({"op": "subscribe", "trip": "M1"})
+        self.assertEqual(snap["type"], "snapshot", snap)
         self.assertEqual(call(self.hub, "GET", "/v1/trips", doc["token"])[1]["trips"], [])
         status, _ = call(self.hub, "DELETE", f"/v1/shares/{doc['jti']}", self.admin)
         self.assertEqual(status, 200)
+        end = customer.until(lambda m: m.get("type") == "unsubscribed")[-1]
+        self.assertEqual((end["trip"], end["reason"]), ("M1", "revoked"))
         self.assertEqual(call(self.hub, "GET", "/v1/trips/M1", doc["token"])[0], 401)
+
+
+class Link:
+    """A customer's page on a link for one stop: a WebSocket with the link's token that keeps
+    every message it receives (`ws.log`), read as it comes (`drain`) so nothing waits unread."""
+
+    def __init__(self, hub, token, stop, mode="frames", visible_within=0, trip="M1"):
+        self.ws = WS(hub, token)
+        self.stop, self.mode, self.visible_within, self.trip = stop, mode, visible_within, trip
+
+    def subscribe(self):
+        return self.ws.request({"op": "subscribe", "trip": self.trip, "mode": self.mode})
+
+    def drain(self):
+        """Reads everything the hub sent before now: its pong comes after all of it."""
+        self.ws.request({"op": "ping"})
+
+    def wait_end(self, timeout=20):
+        """Waits for its `unsubscribed` (unless it came already), then reads what is left."""
+        if not any(m.get("type") == "unsubscribed" for m in self.ws.log):
+            self.ws.until(lambda m: m.get("type") == "unsubscribed", timeout)
+        self.drain()
+
+    def mark(self):
+        return len(self.ws.log)
+
+    def messages(self, since=0, until=None):
+        """What the hub sent it (from log position `since` to `until`), in order, without the
+        pongs of `drain`."""
+        return [m for m in self.ws.log[since:until] if m.get("type") != "pong"]
+
+    def close(self):
+        self.ws.close()
+
+    def __repr__(self):
+        return f"link for {self.stop} ({self.mode})"
+
+
+class LiveLinkCase(unittest.TestCase):
+    """Driving a trip along the street and reading what its stop links received."""
+
+    hub = None
+    admin = None
+
+    def tearDown(self):
+        for c in getattr(self, "clients", []):
+            c.close()
+
+    def wait_for(self, what, check, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            got = check()
+            if got:
+                return got
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)  # polling interval of a condition with a deadline, not a synchronisation
+
+    def link(self, token, stop, mode="frames", visible_within=0, hub=None):
+        link = Link(hub or self.hub, token, stop, mode, visible_within)
+        self.clients.append(link)
+        return link
+
+    def trip_state(self):
+        return call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]
+
+    def marker_at(self, along):
+        """The trip's marker is at `along` metres (within 1 m), as the admin sees it."""
+        body = self.trip_state()
+        position = body.get("position")
+        return position is not None and hubproc.distance_m(position["lat"], position["lon"], *point(along)) < 1
+
+    def drive_whole_trip(self, links, courier_token):
+        """Fixes every 100 m up the street (each one animated to its end before the next), the
+        courier standing at each stop until the hub holds there, then `proceed`; to arrival.
+        The links are read after every step."""
+        courier = WS(self.hub, courier_token)
+        self.clients.append(courier)
+        ts = int(time.time() * 1000) - 600_000
+        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
+            lat, lon = point(along)
+            ack = courier.request({"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1,
+                                   "duration_ms": 200, "battery": 55})
+            self.assertEqual(ack["type"], "ack", ack)
+            self.wait_for(f"the marker at {along} m", lambda: self.marker_at(along))
+            if along in STOPS.values():
+                self.wait_for(f"holding at {along} m", lambda: self.trip_state()["status"] == "holding")
+                for link in links:
+                    link.drain()
+                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
+            for link in links:
+                link.drain()
+        self.wait_for("arrival", lambda: self.trip_state()["status"] == "arrived")
+        for link in links:
+            link.wait_end()
+
+    # ---- what a link received ----------------------------------------------------------------
+    def assert_clear_of(self, messages, others, what):
+        """No coordinate anywhere in `messages` within 200 m (great circle) of the stops `others`."""
+        for m in messages:
+            for lat, lon in coordinates(m):
+                for name, along in others.items():
+                    d = hubproc.distance_m(lat, lon, *point(along))
+                    self.assertGreater(d, RADIUS_M, f"{what}: ({lat}, {lon}) is {d:.0f} m from stop {name}: {json.dumps(m)}")
+
+    def walk(self, link, messages, allowed_up=False):
+        """Checks the order rules on `messages` and returns what it saw: the `stop` messages'
+        (stops_before, visible) in order, and the index of each frame and segment.
+
+        * a `stop` message right after each snapshot, for the link's stop, with the snapshot's
+          `stop.stops_before`; the snapshot's position only while the courier is shown;
+        * `stops_before` never goes up (unless `allowed_up`: a new route may add stops);
+        * no frame or segment unless the last `stop` message said `visible: true`, and
+          `visible` only while `stops_before` <= `visible_within_stops`;
+        * an event's `lat`/`lon` null while the courier is hidden;
+        * nothing after `unsubscribed`."""
+        seen = []
+        visible = False
+        stops_before = None
+        ended = None
+        for i, m in enumerate(messages):
+            kind = m.get("type")
+            self.assertIsNone(ended, f"{link}: {m} after {ended}")
+            if kind == "snapshot":
+                self.assertLess(i + 1, len(messages), f"{link}: no stop message after the last snapshot")
+                after = messages[i + 1]
+                self.assertEqual(after.get("type"), "stop", f"{link}: {after} right after a snapshot")
+                self.assertEqual(after["stops_before"], m["stop"]["stops_before"], f"{link}: {after} after {m['stop']}")
+                self.assertEqual(m["position"] is not None, after["visible"], f"{link}: snapshot position {m['position']} with {after}")
+            elif kind == "stop":
+                self.assertEqual((m["trip"], m["stop"]), ("M1", link.stop), m)
+                if stops_before is not None and not allowed_up:
+                    self.assertLessEqual(m["stops_before"], stops_before, f"{link}: stops_before went up: {m}")
+                stops_before, visible = m["stops_before"], m["visible"]
+                if visible:
+                    self.assertLessEqual(stops_before, link.visible_within, f"{link}: shown too early: {m}")
+                seen.append((stops_before, visible, m["eta_s"]))
+            elif kind in ("frame", "segment"):
+                self.assertTrue(visible, f"{link}: a {kind} while hidden: {m}")
+            elif kind == "event":
+                if not visible:
+                    self.assertEqual((m["lat"], m["lon"]), (None, None), f"{link}: an event's position while hidden: {m}")
+            elif kind == "unsubscribed":
+                ended = m
+        return seen
+
+    def assert_whole_trip(self, link, others, countdown, visibility):
+        """Everything `link` received over the whole trip (`others`: the other stops)."""
+        messages = link.messages()
+        own_point = point(STOPS.get(link.stop, LENGTH_M))
+        self.assert_clear_of(messages, others, str(link))
+        self.assertEqual([v for v in values_of(messages, "battery") if v is not None], [], f"{link}: a battery value")
+        self.assertNotIn("rider-42", json.dumps(messages))
+        stop_messages = self.walk(link, messages)
+        self.assertEqual(compressed([sb for sb, _, _ in stop_messages]), countdown, f"{link}: {stop_messages}")
+        self.assertEqual(compressed([vis for _, vis, _ in stop_messages]), visibility, f"{link}: {stop_messages}")
+        self.assertTrue(any(not vis and eta is not None for _, vis, eta in stop_messages),
+                        f"{link}: an ETA while the courier is hidden: {stop_messages}")
+        shown = [m for m in messages if m.get("type") in ("frame", "segment")]
+        self.assertTrue(shown, f"{link}: no {link.mode} at all")
+        self.assertTrue(all(m["type"] == ("frame" if link.mode == "frames" else "segment") for m in shown), link)
+        # Its own events only; its own stop's once.
+        own_name = "arrived" if link.stop == "destination" else "waypoint_reached"
+        events = [m for m in messages if m.get("type") == "event"]
+        for e in events:
+            self.assertTrue(e["name"] in SIGNAL_EVENTS or (e["name"] == own_name and e.get("stop", link.stop) in (link.stop, None)),
+                            f"{link}: another's event {e}")
+        own = [i for i, m in enumerate(messages) if m.get("type") == "event" and m["name"] == own_name]
+        self.assertEqual(len(own), 1, f"{link}: {events}")
+        if own_name == "waypoint_reached":
+            self.assertEqual(messages[own[0]]["stop"], link.stop)
+        # The end at its stop: the event, the last frame (segment) there, `unsubscribed` arrived, nothing after.
+        self.assertEqual((messages[-1]["type"], messages[-1].get("reason")), ("unsubscribed", "arrived"), f"{link}: {messages[-3:]}")
+        between = messages[own[0] + 1:-1]
+        self.assertTrue(all(m["type"] in ("frame", "segment", "stop") for m in between), f"{link}: {between}")
+        last = shown[-1]
+        lat, lon = (last["lat"], last["lon"]) if last["type"] == "frame" else (last["path"][-1][1], last["path"][-1][0])
+        self.assertLess(hubproc.distance_m(lat, lon, *own_point), 5, f"{link}: the last {last['type']} is not at its stop: {last}")
+        return messages
+
+
+@unittest.skipIf(hubproc.trackhub_binary() is None, hubproc.SKIP_MESSAGE)
+class LiveStopLinkTest(LiveLinkCase):
+    def setUp(self):
+        self.hub = HubUnderTest(SECRET)
+        self.addCleanup(self.hub.close)
+        self.clients = []
+        self.hub.create_trip("M1", street(), rider={"id": "rider-42", "name": "Alex"}, waypoints=stop_waypoints())
+        self.admin = self.hub.admin_token
+
+    def share(self, **body):
+        status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, body)
+        self.assertEqual(status, 201, doc)
+        return doc["token"]
+
+    def test_a_whole_trip_on_links_for_b_and_the_destination_in_frames_and_segments(self):
+        b_token = self.share(stop="b", visible_within_stops=1)
+        dest_token = self.share(stop="destination")
+        links = [self.link(b_token, "b", mode, 1) for mode in ("frames", "segments")]
+        links += [self.link(dest_token, "destination", mode, 0) for mode in ("frames", "segments")]
+        for link in links:
+            snap = link.subscribe()
+            self.assertEqual(snap["type"], "snapshot", snap)
+        self.drive_whole_trip(links, self.hub.courier_token)
+        for link in links:
+            with self.subTest(link=str(link)):
+                if link.stop == "b":
+                    # Shown from the first fix (1 stop before b), hidden within 200 m of a
+                    # (600-1 000 m, its hold there included), shown again up to b.
+                    self.assert_whole_trip(link, {"a": 800, "c": 2400}, countdown=[1, 0], visibility=[False, True, False, True])
+                else:
+                    # Hidden until no stop is left before it and the courier is 200 m past c.
+                    self.assert_whole_trip(link, STOPS, countdown=[3, 2, 1, 0], visibility=[False, True])
+        # After its stop: a snapshot without the courier, one `stop` message, nothing else but
+        # (section 13) the `unsubscribed` of an arrived link.
+        again = links[0]
+        mark = again.mark()
+        snap = again.subscribe()
+        again.drain()
+        after = again.messages(mark)
+        self.assertEqual((snap["position"], snap["bearing"], snap["route"]), (None, None, None), snap)
+        rest = after[after.index(snap) + 1:]
+        self.assertEqual([m["type"] for m in rest if m["type"] == "stop"], ["stop"], rest)
+        self.assertEqual(rest[0]["type"], "stop", rest)
+        self.assertTrue(all(m["type"] == "stop" or (m["type"], m.get("reason")) == ("unsubscribed", "arrived") for m in rest), rest)
+        self.assert_clear_of(after, {"a": 800, "c": 2400}, "after the end")
+
+    def test_a_new_route_that_keeps_the_stop_then_one_that_drops_it(self):
+        link = self.link(self.share(stop="b", visible_within_stops=5), "b", "segments", 5)
+        frames = self.link(self.share(stop="b", visible_within_stops=5), "b", "frames", 5)
+        links = [link, frames]
+        for each in links:
+            each.subscribe()
+        courier = WS(self.hub, self.hub.courier_token)
+        self.clients.append(courier)
+        ts = int(time.time() * 1000) - 600_000
+        for i, along in enumerate((0, 100, 200, 300)):
+            ack = courier.request({"op": "fix", "trip": "M1", "lat": point(along)[0], "lon": point(along)[1],
+                                   "ts": ts + i * 10_000, "seq": i + 1, "duration_ms": 200})
+            self.assertEqual(ack["type"], "ack", ack)
+            self.wait_for(f"the marker at {along} m", lambda: self.marker_at(along))
+        for each in links:
+            each.drain()
+        marks = [each.mark() for each in links]
+        # Keep b (same id, moved to 1 700 m) and c; a is dropped: b's links follow the moved b.
+        moved = point(1700)
+        keep = {"route": street(), "waypoints": [{"lat": moved[0], "lon": moved[1], "id": "b"},
+                                                 {"lat": point(2400)[0], "lon": point(2400)[1], "id": "c"}]}
+        status, doc = call(self.hub, "PUT", "/v1/trips/M1/route", self.admin, keep)
+        self.assertEqual(status, 200, doc)
+        for each in links:
+            each.ws.until(lambda m: m.get("type") == "stop")  # the new snapshot's
+            each.drain()
+        kept_marks = [each.mark() for each in links]
+        # Drop b: its links end.
+        drop = {"route": street(), "waypoints": [{"lat": point(2400)[0], "lon": point(2400)[1], "id": "c"}]}
+        status, doc = call(self.hub, "PUT", "/v1/trips/M1/route", self.admin, drop)
+        self.assertEqual(status, 200, doc)
+        for each in links:
+            end = each.ws.until(lambda m: m.get("type") == "unsubscribed")[-1]
+            self.assertEqual((end["trip"], end["reason"]), ("M1", "stop_removed"))
+            each.drain()
+        for each, before, kept in zip(links, marks, kept_marks):
+            with self.subTest(link=str(each)):
+                everything = each.messages()
+                self.walk(each, everything, allowed_up=True)
+                self.assert_clear_of(each.messages(0, before), {"a": 800, "c": 2400}, f"{each} before the new route")
+                new_route = each.messages(before, kept)
+                self.assert_clear_of(new_route, {"c": 2400}, f"{each} on the new route")
+                snaps = [m for m in new_route if m.get("type") == "snapshot"]
+                self.assertEqual(len(snaps), 1, new_route)
+                self.assertEqual([w["id"] for w in snaps[0]["waypoints"]], ["b"])
+                self.assertLess(hubproc.distance_m(snaps[0]["destination"]["lat"], snaps[0]["destination"]["lon"], *moved), 1)
+                self.assertEqual(snaps[0]["stop"]["stops_before"], 0)
+                self.assertNotIn("rerouted", [m.get("name") for m in everything if m.get("type") == "event"])
+                tail = each.messages(kept)
+                self.assertEqual((tail[-1]["type"], tail[-1]["reason"]), ("unsubscribed", "stop_removed"), tail)
+                self.assert_clear_of(tail, {"c": 2400}, f"{each} at the end")
+
+
+@unittest.skipIf(hubproc.trackhub_binary() is None, hubproc.SKIP_MESSAGE)
+@unittest.skipIf(redis_server_path() is None, "redis-server is not installed: the cluster part needs Redis 7")
+class ClusterStopLinkTest(LiveLinkCase):
+    """Three hubs on one Redis (as tests-py/test_cluster.py starts them), secured with one
+    secret: a link's token works on each, and each sends it the same `stop` messages and events."""
+
+    def setUp(self):
+        self.redis, self.hubs = start_cluster(self, prefix="trackhub-stop-links-cluster-", start_hub=self.secured_hub)
+        self.hub = self.hubs["A"]
+        self.admin = self.hub.admin_token
+        self.clients = []
+        for name, hub in self.hubs.items():
+            self.wait_for(f"hub {name} healthy", lambda hub=hub: call(hub, "GET", "/healthz")[0] == 200, timeout=30)
+        self.hub.create_trip("M1", street(), rider={"id": "rider-42", "name": "Alex"}, waypoints=stop_waypoints())
+
+    def secured_hub(self, redis_url):
+        hub = HubUnderTest(SECRET, serve_args=["--cluster", redis_url, "--tick-hz", "10", "--log-level", "warn"])
+        self.addCleanup(hub.close)
+        return hub
+
+    def test_three_hubs_send_a_link_the_same_stop_messages_and_events(self):
+        status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, {"stop": "b", "visible_within_stops": 1})
+        self.assertEqual(status, 201, doc)
+        links = {name: self.link(doc["token"], "b", "frames", 1, hub=hub) for name, hub in self.hubs.items()}
+        for name, link in links.items():
+            snap = link.subscribe()
+            self.assertEqual(snap["type"], "snapshot", f"{name}: {snap}")
+        self.drive_whole_trip(list(links.values()), self.hub.courier_token)
+        transitions = {}
+        events = {}
+        for name, link in links.items():
+            stops = [(m["stops_before"], m["visible"], m["eta_s"]) for m in link.messages() if m.get("type") == "stop"]
+            # Where (stops_before, visible) changes: the messages every hub must send alike.
+            transitions[name] = [s for k, s in enumerate(stops) if k == 0 or s[:2] != stops[k - 1][:2]]
+            events[name] = [m for m in link.messages() if m.get("type") == "event"]
+        for name, link in links.items():
+            with self.subTest(hub=name):
+                self.assert_whole_trip(link, {"a": 800, "c": 2400}, countdown=[1, 0], visibility=[False, True, False, True])
+        for name in "BC":
+            self.assertEqual([t[:2] for t in transitions[name]], [t[:2] for t in transitions["A"]], name)
+            for mine, theirs in zip(transitions[name], transitions["A"]):
+                if mine[2] is None or theirs[2] is None:
+                    self.assertEqual(mine[2], theirs[2], (name, mine, theirs))
+                else:
+                    self.assertLessEqual(abs(mine[2] - theirs[2]), ETA_TOLERANCE_S, (name, mine, theirs))
+            self.assertEqual(events[name], events["A"], name)
 
 
 if __name__ == "__main__":

@@ -15,20 +15,17 @@ giving the same numbers.
 Nothing sleeps to synchronise: every wait is a message or a condition with a deadline.
 """
 
-import asyncio
 import os
 import sys
-import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hubproc  # noqa: E402
 import test_cluster  # noqa: E402
-from hubproc import Client, Courier, HubProcess, offset  # noqa: E402
+from hubproc import Courier, HubProcess, offset  # noqa: E402
+from trip_driving import TrackedClients, send_fix  # noqa: E402
 
 REPLY_DEADLINE_S = 15.0
-POLL_S = 0.05
 LAT0, LON0 = 38.70, -9.15
 ROUTE = [[LON0, LAT0], [-9.14, LAT0]]
 
@@ -51,13 +48,12 @@ def setUpModule():
 
 async def drive(conn, courier, metres, tag):
     lat, lon = east(metres)
-    await conn.send(**courier.fix(lat, lon), id=tag)
-    reply = await conn.wait_for(lambda m: m.get("re") == tag, REPLY_DEADLINE_S, what=f"the reply to {tag}")
-    assert reply.get("type") == "ack", reply
-    return reply
+    return await send_fix(conn, courier.fix(lat, lon), tag, REPLY_DEADLINE_S)
 
 
-class StopsHubTest(hubproc.AsyncTestCase):
+class StopsHubTest(TrackedClients, hubproc.AsyncTestCase):
+    wait_deadline_s = REPLY_DEADLINE_S
+
     @classmethod
     def setUpClass(cls):
         cls.hub = HubProcess("--tick-hz", "10").start()
@@ -65,32 +61,6 @@ class StopsHubTest(hubproc.AsyncTestCase):
     @classmethod
     def tearDownClass(cls):
         cls.hub.stop()
-
-    async def asyncSetUp(self):
-        await super().asyncSetUp()
-        self.clients = []
-
-    async def asyncTearDown(self):
-        for c in self.clients:
-            try:
-                await asyncio.wait_for(c.close(), 5)
-            except Exception:
-                pass
-
-    async def client(self):
-        c = await Client.open(self.hub, max_queue=None)
-        self.clients.append(c)
-        return c
-
-    async def eventually(self, probe, what, deadline_s=REPLY_DEADLINE_S):
-        end = time.monotonic() + deadline_s
-        while True:
-            ok, detail = await asyncio.to_thread(probe)
-            if ok:
-                return detail
-            if time.monotonic() > end:
-                self.fail(f"{what}: not so within {deadline_s}s; last seen: {detail}")
-            await asyncio.sleep(POLL_S)
 
     def get(self, trip):
         status, body, raw = self.hub.http("GET", f"/v1/trips/{trip}")

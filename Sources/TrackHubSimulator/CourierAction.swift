@@ -22,6 +22,13 @@ public enum CourierAction: Sendable, Equatable {
     case http(HTTPCall)
     /// Close the rider's WebSocket (the rider is done).
     case disconnect
+    /// Open a customer's WebSocket, the rider's link number `link` (PROTOCOL 17: a customer
+    /// following one stop), presenting `token` (a stop link's; nil: the simulator's `--token`).
+    case openLink(link: Int, token: String?)
+    /// Send one text frame on a customer's WebSocket.
+    case sendLink(link: Int, text: String)
+    /// Close a customer's WebSocket.
+    case closeLink(link: Int)
 }
 
 /// What a transport reports back for a rider.
@@ -35,10 +42,17 @@ public enum TransportEvent: Sendable {
     /// The answer to the rider's `HTTPCall` numbered `id`; `status` 0 when the request failed
     /// (the error text as `body`).
     case httpResponse(rider: Int, id: Int, status: Int, body: [UInt8])
+    /// A customer's WebSocket (`CourierAction.openLink`) is open.
+    case linkOpened(rider: Int, link: Int)
+    /// A customer's WebSocket closed or could not open.
+    case linkClosed(rider: Int, link: Int, code: UInt16?, reason: String)
+    /// A text message from the hub on a customer's WebSocket.
+    case linkMessage(rider: Int, link: Int, bytes: [UInt8])
 
     var rider: Int {
         switch self {
         case .opened(let rider), .closed(let rider, _, _), .message(let rider, _), .httpResponse(let rider, _, _, _): rider
+        case .linkOpened(let rider, _), .linkClosed(let rider, _, _, _), .linkMessage(let rider, _, _): rider
         }
     }
 }

@@ -2,13 +2,17 @@ import Foundation
 import Synchronization
 import TrackHubLWS
 
-/// The real transport: one WebSocket per rider on one `LWSClientHost`, and HTTP requests on
-/// a small pool of threads with the blocking `HTTPClient`.
+/// The real transport: one WebSocket per rider (and one per customer following a stop, the
+/// rider's links) on one `LWSClientHost`, and HTTP requests on a small pool of threads with
+/// the blocking `HTTPClient`.
 ///
 /// Thread safety: the rider/connection maps are behind a `Mutex`; `LWSClientHost` may be
 /// called from any thread; the sink is `@Sendable`.
 public final class HubTransport: SimulationTransport {
     private let target: WebSocketTarget
+    /// The WebSocket target without any token, and `--token`: a link's connection presents its own.
+    private let bareTarget: WebSocketTarget
+    private let token: String?
     private let http: HTTPClient
     private let useLibev: Bool
     private let state = Mutex<State>(State())
@@ -21,6 +25,9 @@ public final class HubTransport: SimulationTransport {
         var sink: (@Sendable (TransportEvent) -> Void)?
         var riderOf: [ConnectionID: Int] = [:]
         var connectionOf: [Int: ConnectionID] = [:]
+        /// Customers' connections: whose (rider, link) each is, and back.
+        var linkOf: [ConnectionID: LinkKey] = [:]
+        var connectionOfLink: [LinkKey: ConnectionID] = [:]
         /// Connections asked for and not closed yet (opening ones count: the hub counts a
         /// connection once it accepts it, before this side hears that it opened).
         var open: Set<ConnectionID> = []
@@ -30,14 +37,21 @@ public final class HubTransport: SimulationTransport {
     /// prints: one port serves both), presenting `token` if given.
     /// - Parameter useLibev: the libev loop for many riders; tests use the poll loop.
     public init(url: String, token: String?, useLibev: Bool) throws(SimulatorError) {
-        guard var target = WebSocketTarget(url: url) else { throw .connection("\(url) is not ws://HOST:PORT") }
-        if let token {
-            let escaped = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? token
-            target.path += (target.path.contains("?") ? "&" : "?") + "token=" + escaped
-        }
-        self.target = target
+        guard let target = WebSocketTarget(url: url) else { throw .connection("\(url) is not ws://HOST:PORT") }
+        bareTarget = target
+        self.token = token
+        self.target = Self.presenting(token, to: target)
         self.http = HTTPClient(host: target.host, port: target.port, token: token)
         self.useLibev = useLibev
+    }
+
+    /// `target` with `?token=` (or `&token=`) added, escaped; `target` itself for nil.
+    private static func presenting(_ token: String?, to target: WebSocketTarget) -> WebSocketTarget {
+        guard let token else { return target }
+        var presented = target
+        let escaped = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? token
+        presented.path += (presented.path.contains("?") ? "&" : "?") + "token=" + escaped
+        return presented
     }
 
     /// Starts the WebSocket client's service thread; `sink` is then called from that thread and
@@ -69,6 +83,22 @@ public final class HubTransport: SimulationTransport {
             if let host, let id { host.send(id, text: text) }
         case .disconnect:
             let (host, id) = state.withLock { ($0.host, $0.connectionOf[rider]) }
+            if let host, let id { host.close(id) }
+        case .openLink(let link, let linkToken):
+            let key = LinkKey(rider: rider, link: link)
+            let target = Self.presenting(linkToken ?? token, to: bareTarget)
+            state.withLock { state in
+                guard let host = state.host else { return }
+                let id = host.connect(target)
+                state.linkOf[id] = key
+                state.connectionOfLink[key] = id
+                state.open.insert(id)
+            }
+        case .sendLink(let link, let text):
+            let (host, id) = state.withLock { ($0.host, $0.connectionOfLink[LinkKey(rider: rider, link: link)]) }
+            if let host, let id { host.send(id, text: text) }
+        case .closeLink(let link):
+            let (host, id) = state.withLock { ($0.host, $0.connectionOfLink[LinkKey(rider: rider, link: link)]) }
             if let host, let id { host.close(id) }
         case .http(let call):
             let http = http
@@ -106,12 +136,22 @@ public final class HubTransport: SimulationTransport {
         sink?(event)
     }
 
-    fileprivate func rider(of id: ConnectionID) -> Int? {
-        state.withLock { $0.riderOf[id] }
+    /// Whose connection `id` is: a rider's own, or one of its customers'.
+    fileprivate func owner(of id: ConnectionID) -> ConnectionOwner? {
+        state.withLock { state in
+            if let rider = state.riderOf[id] { return .rider(rider) }
+            return state.linkOf[id].map { .link($0) }
+        }
     }
 
     fileprivate func closed(_ id: ConnectionID) {
-        _ = state.withLock { $0.open.remove(id) }
+        state.withLock { state in
+            state.open.remove(id)
+            // A customer's connection is not reused: forget it (a rider's stays for its reports).
+            if let key = state.linkOf.removeValue(forKey: id), state.connectionOfLink[key] == id {
+                state.connectionOfLink[key] = nil
+            }
+        }
     }
 
     /// The simulator's WebSocket connections to the hub now, opening ones included
@@ -128,15 +168,54 @@ private final class ClientDelegate: WebSocketClientDelegate {
 
     init(transport: HubTransport) { self.transport = Mutex(WeakTransport(value: transport)) }
 
-    private func forward(_ id: ConnectionID, _ make: (Int) -> TransportEvent) {
-        guard let transport = transport.withLock({ $0.value }), let rider = transport.rider(of: id) else { return }
-        transport.deliver(make(rider))
+    private func forward(_ owner: ConnectionOwner?, _ make: (ConnectionOwner) -> TransportEvent) {
+        guard let transport = transport.withLock({ $0.value }), let owner else { return }
+        transport.deliver(make(owner))
     }
 
-    func clientOpened(_ id: ConnectionID) { forward(id) { .opened(rider: $0) } }
-    func clientReceived(_ id: ConnectionID, message: [UInt8]) { forward(id) { .message(rider: $0, bytes: message) } }
-    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
-        transport.withLock { $0.value }?.closed(id)
-        forward(id) { .closed(rider: $0, code: code, reason: reason) }
+    private func owner(_ id: ConnectionID) -> ConnectionOwner? { transport.withLock { $0.value }?.owner(of: id) }
+
+    func clientOpened(_ id: ConnectionID) {
+        forward(owner(id)) { owner in
+            switch owner {
+            case .rider(let rider): .opened(rider: rider)
+            case .link(let key): .linkOpened(rider: key.rider, link: key.link)
+            }
+        }
     }
+
+    func clientReceived(_ id: ConnectionID, message: [UInt8]) {
+        forward(owner(id)) { owner in
+            switch owner {
+            case .rider(let rider): .message(rider: rider, bytes: message)
+            case .link(let key): .linkMessage(rider: key.rider, link: key.link, bytes: message)
+            }
+        }
+    }
+
+    func clientClosed(_ id: ConnectionID, code: UInt16?, reason: String) {
+        // Who it was, read before `closed` forgets a customer's connection.
+        let whose = owner(id)
+        transport.withLock { $0.value }?.closed(id)
+        forward(whose) { owner in
+            switch owner {
+            case .rider(let rider): .closed(rider: rider, code: code, reason: reason)
+            case .link(let key): .linkClosed(rider: key.rider, link: key.link, code: code, reason: reason)
+            }
+        }
+    }
+}
+
+/// A customer's connection: the rider whose trip it follows and the rider's link number.
+struct LinkKey: Hashable, Sendable {
+    var rider: Int
+    var link: Int
+}
+
+/// Whose a simulator connection is.
+enum ConnectionOwner: Sendable {
+    /// A rider's own WebSocket.
+    case rider(Int)
+    /// A customer's WebSocket, following one of the rider's stops.
+    case link(LinkKey)
 }

@@ -63,6 +63,7 @@ extension SimulatedCourier {
             t.excursionAtM = plan.excursionAtM
             t.rerouteAtM = plan.rerouteAtM
             trip = t
+            actions += followStops(trip: id, plan: plan, now: now, stats: &stats)
         case .trace(let track, let repeats):
             // A replay's first point is "now" and the others keep their spacing; only a track
             // too long for the allowed skew at this speedup is shifted back, just enough.

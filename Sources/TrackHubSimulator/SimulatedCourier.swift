@@ -57,6 +57,12 @@ public struct SimulatedCourier: Sendable {
     /// HTTP whose answer is still to come (request ids).
     var deviceRequest: Int?
     var deviceFixRequests: Set<Int> = []
+    /// PROTOCOL 17 (`--stops`): the customers following the current trip's stops, by link
+    /// number (their connections'), the link requests in flight (request id → link number),
+    /// and the next link number.
+    var customers: [Int: StopCustomer] = [:]
+    var linkRequests: [Int: Int] = [:]
+    var nextLink = 0
 
     /// A new rider, not yet connected; its name comes from `rider` (or the track's name for a trace).
     public init(rider: Int, kind: Kind, settings: SimulationSettings, catalog: RouteCatalog) {
@@ -153,7 +159,10 @@ public struct SimulatedCourier: Sendable {
         case .message(_, let bytes):
             return handle(ServerMessage(bytes), now: now, stats: &stats)
         case .httpResponse(_, let id, let status, let body):
+            if let actions = linkAnswered(request: id, status: status, body: body, stats: &stats) { return actions }
             return handleHTTP(id: id, status: status, body: body, now: now, stats: &stats)
+        case .linkOpened, .linkMessage, .linkClosed:
+            return customerEvent(event, now: now, stats: &stats)
         }
     }
 

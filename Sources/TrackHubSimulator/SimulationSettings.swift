@@ -17,6 +17,13 @@ public struct SimulationSettings: Sendable {
     /// stops (PROTOCOL 17: waypoints with an `id`, a `name` and a planned `dwell_s`) instead
     /// of `waypointsPerTrip` anonymous via points; nil: the via points as before.
     public var stopsPerTrip: Int?
+    /// With `stopsPerTrip`: a customer follows each stop as the customer's page does, through
+    /// the stop's share link (PROTOCOL 17; on an open hub, which issues no links, with
+    /// `subscribe {stop}`); false (`simulate --no-stop-links`): nobody does.
+    public var followsStopLinks = true
+    /// The links' `visible_within_stops`: the courier is shown to a customer once at most this
+    /// many stops are left before theirs.
+    public var linkVisibleWithinStops = 1
     /// The planned dwell of a stop (device seconds, drawn per stop): the courier waits that
     /// long after the hub confirms the stop, then sends `proceed`.
     public var stopDwellS = 30.0...180.0

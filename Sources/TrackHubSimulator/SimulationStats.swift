@@ -18,6 +18,12 @@ public struct SimulationStats: Sendable, Equatable {
     public var errors = 0
     /// The first few error texts.
     public var errorMessages: [String] = []
+    /// PROTOCOL 17 (`--stops`): customers who stopped following their stop, and the summary
+    /// line of the last `maxLinkSummaries` of them (`StopCustomer.summary`), oldest first.
+    public var linksFollowed = 0
+    public var linkSummaries: [String] = []
+    /// How many summary lines are kept (the command prints them as they come).
+    public static let maxLinkSummaries = 100
 
     /// All counters at zero.
     public init() {}
@@ -28,6 +34,17 @@ public struct SimulationStats: Sendable, Equatable {
     public var fixesRefused: Int { refusals.values.reduce(0, +) }
     /// Events seen, every name together.
     public var eventCount: Int { events.values.reduce(0, +) }
+
+    mutating func recordLink(_ summary: String) {
+        linksFollowed += 1
+        linkSummaries.append(summary)
+        if linkSummaries.count > Self.maxLinkSummaries { linkSummaries.removeFirst(linkSummaries.count - Self.maxLinkSummaries) }
+    }
+
+    /// The summaries of the links followed after the first `printed`, as many as are kept.
+    public func linkSummaries(after printed: Int) -> ArraySlice<String> {
+        linkSummaries.suffix(max(0, min(linksFollowed - printed, linkSummaries.count)))
+    }
 
     mutating func recordError(_ text: String) {
         errors += 1

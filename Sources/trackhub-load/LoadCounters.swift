@@ -26,6 +26,11 @@ struct LoadCounters {
     /// `cadence` messages couriers received (PROTOCOL 18).
     var cadences = 0
     var events = 0
+    /// `--stop-link-share`: viewers on stop links, the `stop` messages they got, and the frames
+    /// and segments they got (only while the courier was shown to them).
+    var stopLinkViewers = 0
+    var stopMessages = 0
+    var stopLinkFrames = 0
     var clusters = 0
     var publishReplies = 0
     var errorReplies: [String: Int] = [:]

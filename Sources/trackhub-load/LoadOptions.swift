@@ -16,6 +16,9 @@ struct LoadOptions: Sendable {
     var fleetViewers = 0
     var idleConnections = 0
     var segmentsShare = 0.0
+    /// Share of trip viewers that follow one stop through a stop link (PROTOCOL 17), 0–1; above
+    /// 0 every trip is created with `StopLinkPlan.stopsPerTrip` stops and a link per stop.
+    var stopLinkShare = 0.0
     var durationMs: Int64 = 30_000
     var rampMs: Int64 = 5_000
     var warmupMs: Int64 = 1_000
@@ -67,6 +70,12 @@ struct LoadOptions: Sendable {
       --couriers N                couriers, one trip each (Nchan: publishers, one channel each; default 10)
       --viewers N                 trip viewers, spread round-robin over the trips (default 100)
       --segments-share X          share of trip viewers in segments mode, 0–1 (default 0)
+      --stop-link-share X         share of trip viewers on links for one stop, 0–1 (default 0): every
+                                  trip gets 3 stops with ids ahead of its courier, a share link per
+                                  stop (POST /v1/trips/{id}/share {stop, visible_within_stops: 1},
+                                  once per trip and stop) and these viewers subscribe with those
+                                  tokens, spread over the stops (PROTOCOL 17). Needs a secured hub
+                                  and --token with the admin scope (bench/load/scenario.sh does it)
       --fleet-viewers N           fleet viewers: a viewport at one of --fleet-zooms, panning (default 0)
       --fleet-zooms Z,Z,...       zooms of the fleet viewers (default 5,8,11,14)
       --pan-interval DURATION     a fleet viewer pans this often (default 5s)
@@ -97,7 +106,7 @@ struct LoadOptions: Sendable {
     """
 
     static let flagNames: Set<String> = [
-        "url", "viewer-url", "partition-url", "target", "couriers", "viewers", "segments-share", "fleet-viewers", "fleet-zooms",
+        "url", "viewer-url", "partition-url", "target", "couriers", "viewers", "segments-share", "stop-link-share", "fleet-viewers", "fleet-zooms",
         "pan-interval", "idle-connections", "duration", "ramp", "warmup", "fix-interval", "speed",
         "routes", "churn", "token", "hub-pid", "max-errors", "end-trips", "courier-subscribe", "follow-cadence",
         "publish-rate", "message-size", "processes", "shard", "run-id", "live",
@@ -116,6 +125,7 @@ struct LoadOptions: Sendable {
         o.couriers = try flags.int("couriers", range: 0...1_000_000) ?? o.couriers
         o.viewers = try flags.int("viewers", range: 0...1_000_000) ?? o.viewers
         o.segmentsShare = try flags.double("segments-share", range: 0...1) ?? o.segmentsShare
+        o.stopLinkShare = try flags.double("stop-link-share", range: 0...1) ?? o.stopLinkShare
         o.fleetViewers = try flags.int("fleet-viewers", range: 0...1_000_000) ?? o.fleetViewers
         if let zooms = flags.string("fleet-zooms") {
             let parsed = zooms.split(separator: ",").compactMap { Int($0) }
@@ -165,6 +175,12 @@ struct LoadOptions: Sendable {
             o.partitionURLs = list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             for url in o.partitionURLs where WebSocketURL(url) == nil {
                 throw UsageError("--partition-url: \(url) is not ws://HOST:PORT")
+            }
+        }
+        if o.stopLinkShare > 0 {
+            guard o.target == .trackhub else { throw UsageError("--stop-link-share: only with --target trackhub") }
+            guard o.token != nil else {
+                throw UsageError("--stop-link-share needs --token with the admin scope: share links need a secured hub (--jwt-secret)")
             }
         }
         return o

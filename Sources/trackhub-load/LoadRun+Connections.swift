@@ -5,9 +5,10 @@ import TrackHubProtocol
 extension LoadRun {
     /// Where a connection of each kind goes.
     /// With `--partition-url`, a trip's connections go to its partition's hub.
-    private func target(path: String, viewer: Int? = nil, trip: Int? = nil) -> WebSocketTarget {
+    /// `token` (a stop link's) replaces `--token`.
+    private func target(path: String, viewer: Int? = nil, trip: Int? = nil, token linkToken: String? = nil) -> WebSocketTarget {
         var fullPath = path
-        if let token = options.token { fullPath += (path.contains("?") ? "&" : "?") + "token=" + token }
+        if let token = linkToken ?? options.token { fullPath += (path.contains("?") ? "&" : "?") + "token=" + token }
         var endpoint = viewer.map { viewerEndpoints[$0 % viewerEndpoints.count] } ?? self.endpoint
         if let trip, !partitionEndpoints.isEmpty {
             endpoint = partitionEndpoints[TripPartition.of(trips[trip].id, partitions: partitionEndpoints.count)]
@@ -37,7 +38,7 @@ extension LoadRun {
     func openViewer(_ v: Int) {
         guard let host else { return }
         let path = options.target == .nchan ? "/sub/\(trips[Int(viewers[v].trip)].id)" : "/v1/ws"
-        let id = host.connect(target(path: path, viewer: v, trip: Int(viewers[v].trip)))
+        let id = host.connect(target(path: path, viewer: v, trip: Int(viewers[v].trip), token: stopToken(ofViewer: v)))
         viewers[v].connection = id
         register(id, .viewer(Int32(v)))
     }
@@ -102,6 +103,7 @@ extension LoadRun {
         viewers[v].firstSeq = -1
         viewers[v].recent.reset()
         viewers[v].endedSeen = false
+        viewers[v].shown = false
         let trip = trips[Int(viewers[v].trip)]
         viewers[v].nextMark = viewers[v].segments ? trip.segmentMarks.count : trip.frameMarks.count
         guard options.target == .trackhub, let id = viewers[v].connection else { return }

@@ -124,6 +124,7 @@ extension LoadRun {
                 return
             }
             if kind == .frame, inWindow, let ft = stamp { counters.delivery.record(now - ft * 1000) }
+            if viewers[v].stopLink >= 0 { counters.stopLinkFrames += 1 }
             viewers[v].recent.push(seq: seq, at: now)
             if viewers[v].firstSeq < 0 { viewers[v].firstSeq = seq }
             resolve(viewer: v)
@@ -132,6 +133,12 @@ extension LoadRun {
         case .event:
             counters.events += 1
             if scan.string("name", is: "ended") { viewers[v].endedSeen = true }
+        case .stop:
+            stopMessage(v, scan)
+        case .unsubscribed:
+            // A stop link ends at its stop (`arrived`) or with it (`stop_removed`): it will
+            // not see the trip's `ended`.
+            viewers[v].endedSeen = true
         case .error:
             countError(scan)
         default:
@@ -169,6 +176,12 @@ extension LoadRun {
         let t = Int(viewers[v].trip)
         let segments = viewers[v].segments
         let log = segments ? trips[t].segmentMarks : trips[t].frameMarks
+        // A stop link while the courier is hidden from it gets no frame: the fixes sent
+        // meanwhile are not its to show (`stopMessage` starts its stream again when shown).
+        if viewers[v].stopLink >= 0 && !viewers[v].shown {
+            viewers[v].nextMark = log.count
+            return
+        }
         while viewers[v].nextMark < log.count {
             guard let mark = log.mark(viewers[v].nextMark) else {
                 counters.latencyLost += 1

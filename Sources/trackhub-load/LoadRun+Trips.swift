@@ -11,8 +11,11 @@ extension LoadRun {
         let http = tripHTTP()
         let ids = trips.map(\.id)
         let bodies = trips.map { trip in
+            // `--stop-link-share`: stops with ids (PROTOCOL 17); without it, none, as before.
+            let stops = stopWaypoints(of: trip)
             let request = CreateTripRequest(
-                id: trip.id, route: .points(routes[trip.route].geoPoints), config: TripConfig(waitAtWaypoints: false))
+                id: trip.id, route: .points(routes[trip.route].geoPoints), waypoints: stops.points,
+                config: TripConfig(waitAtWaypoints: false), stops: stops.details)
             return String(decoding: ClientRequestBodies.createTrip(request), as: UTF8.self)
         }
         let failed = Mutex<[Int]>([])

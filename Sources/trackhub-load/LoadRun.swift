@@ -90,7 +90,9 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
             let start = room > 0 ? fraction * room : 0
             let id = o.target == .nchan ? "\(o.runID)_\(g)" : "\(o.runID)-t\(g)"
             tripIndex[g] = Int32(trips.count)
-            trips.append(TripLoad(id: id, route: routeIndex, startM: start))
+            var trip = TripLoad(id: id, route: routeIndex, startM: start)
+            if o.stopLinkShare > 0 { trip.stopAlongs = StopLinkPlan.alongs(reachM: start + travel, lengthM: route.length) }
+            trips.append(trip)
         }
         var viewerCount = 0
         for j in 0..<o.viewers {
@@ -98,8 +100,15 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
                 guard let t = tripIndex[j % o.couriers] else { continue }
                 viewerCount += 1
                 let segments = o.target == .trackhub && Double(viewerCount % 100) < o.segmentsShare * 100
+                var viewer = ViewerLoad(trip: t, segments: segments)
+                if StopLinkPlan.isOnStopLink(viewer: viewerCount - 1, share: o.stopLinkShare) {
+                    // Spread over the trip's stops in turn.
+                    viewer.stopLink = trips[Int(t)].stopLinkViewers % StopLinkPlan.stopsPerTrip
+                    trips[Int(t)].stopLinkViewers += 1
+                    counters.stopLinkViewers += 1
+                }
                 trips[Int(t)].viewers.append(Int32(viewers.count))
-                viewers.append(ViewerLoad(trip: t, segments: segments))
+                viewers.append(viewer)
             }
         }
         for k in 0..<o.fleetViewers where k % o.shardCount == o.shard {

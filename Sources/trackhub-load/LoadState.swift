@@ -57,6 +57,12 @@ struct TripLoad {
     let id: String
     let route: Int
     let startM: Double
+    /// `--stop-link-share`: where its stops lie along the route (metres; empty without), and
+    /// the share token of each stop's link once created (PROTOCOL 17).
+    var stopAlongs: [Double] = []
+    var stopTokens: [String?] = []
+    /// How many of its viewers follow a stop link (the next one takes the next stop).
+    var stopLinkViewers = 0
     var created = true
     var connection: ConnectionID?
     var isOpen = false
@@ -85,6 +91,11 @@ struct TripLoad {
 struct ViewerLoad {
     let trip: Int32
     let segments: Bool
+    /// `--stop-link-share`: the stop (index into its trip's stops) whose link it follows; -1
+    /// for a viewer of the whole trip.
+    var stopLink = -1
+    /// A stop-link viewer: whether the hub's last `stop` message said the courier is shown.
+    var shown = false
     var connection: ConnectionID?
     var isOpen = false
     /// First frame/segment seq of the current subscription (-1: none yet).

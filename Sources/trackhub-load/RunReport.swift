@@ -106,6 +106,9 @@ struct RunReport {
             ("clusters_received", .int(c.clusters)),
             ("events_received", .int(c.events)),
             ("cadence_received", .int(c.cadences)),
+            ("stop_link_viewers", .int(c.stopLinkViewers)),
+            ("stop_messages_received", .int(c.stopMessages)),
+            ("stop_link_frames", .int(c.stopLinkFrames)),
             ("fixes_per_s", .number(rate(c.windowFixes))),
             ("acks_per_s", .number(rate(c.windowAcks))),
             ("frames_per_s", .number(rate(c.windowFrames))),
@@ -162,6 +165,9 @@ struct RunReport {
         out += row("fixes sent / acks", "\(c.fixesSent) / \(options.target == .nchan ? c.publishReplies : c.acks)  (\(rate(c.windowFixes))/s, \(rate(c.windowAcks))/s)")
         out += row("frames received", "\(c.frames)  (\(rate(c.windowFrames))/s; viewers \(rate(c.windowViewerFrames))/s)")
         if c.segments > 0 { out += row("segments received", "\(c.segments)  (\(rate(c.windowSegments))/s)") }
+        if c.stopLinkViewers > 0 {
+            out += row("stop-link viewers", "\(c.stopLinkViewers)  (stop messages \(c.stopMessages); frames and segments while shown \(c.stopLinkFrames))")
+        }
         if c.clusters > 0 { out += row("clusters received", "\(c.clusters)  (\(rate(c.windowClusters))/s)") }
         out += row(options.target == .nchan ? "publish → receive" : "fix → first frame", lat(c.fixToFrame))
         if c.fixToSegment.count > 0 { out += row("fix → segment", lat(c.fixToSegment)) }

@@ -40,6 +40,7 @@ enum LoadMain {
         let run = LoadRun(options: options, routes: routes, endpoint: hubURL)
         let planned = run.plannedConnections
         run.createTrips()
+        run.createStopLinks()
         let counters: LoadCounters
         do {
             counters = try run.run(observing: &observed)

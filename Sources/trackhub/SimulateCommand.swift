@@ -39,7 +39,15 @@ enum SimulateCommand {
                              waypoint with an id (stop-1, …), a name and a planned dwell_s of
                              30–180 s; the courier waits that dwell after the hub confirms the
                              stop, then sends proceed (PROTOCOL 17; docs/simulator.md). Default:
-                             1–2 plain via points with a random pause
+                             1–2 plain via points with a random pause. A customer follows each
+                             stop as the customer's page does: the stop's share link (POST
+                             /v1/trips/{id}/share {stop, visible_within_stops: 1}), a WebSocket
+                             of its own on the link's token, and one line on stderr when it ends
+                             (how stops_before counted down, when the courier was first shown,
+                             "arrived"). An open hub issues no links: there the customer
+                             subscribes with {stop} instead (no privacy filter)
+      --no-stop-links        with --stops: no customer follows the stops (no share links, no
+                             extra WebSockets)
       --ignore-cadence       send at the riders' own fixed rhythm (a fix every 1-3 s of device
                              time) even when the hub asks for another interval; by default riders
                              follow the hub's cadence messages (and OwnTracks riders its
@@ -72,11 +80,12 @@ enum SimulateCommand {
     }
 
     static func parse(_ arguments: [String]) throws -> Options? {
-        let flags = try Flags(arguments: arguments, known: flagNames, switches: ["help", "show-viewers", "ignore-cadence"])
+        let flags = try Flags(arguments: arguments, known: flagNames, switches: ["help", "show-viewers", "ignore-cadence", "no-stop-links"])
         if flags.switches.contains("help") { return nil }
         var options = Options()
         options.showViewers = flags.switches.contains("show-viewers")
         options.settings.followsCadence = !flags.switches.contains("ignore-cadence")
+        options.settings.followsStopLinks = !flags.switches.contains("no-stop-links")
         guard let hub = flags.string("hub") else { throw UsageError("--hub http://HOST:PORT is required") }
         // Either scheme names the same port: the hub serves HTTP and WebSocket on one.
         let schemes = ["http://", "https://", "ws://", "wss://"]
@@ -148,9 +157,13 @@ enum SimulateCommand {
         var status = StatusLine(startMs: SimulationRunner.wallClock())
         let deadline = options.durationMs.map { SimulationRunner.wallClock() + $0 }
         let stats: SimulationStats
+        var linksPrinted = 0
         viewers?.start()
         do {
             stats = try runner.run(deadline: deadline) { stats in
+                // A line per customer whose stop link ended (PROTOCOL 17), above the status line.
+                for summary in stats.linkSummaries(after: linksPrinted) { line.note(summary) }
+                linksPrinted = stats.linksFollowed
                 line.show(status.render(stats, nowMs: SimulationRunner.wallClock(), viewers: viewers.map { $0.current ?? 0 }))
             }
         } catch {
@@ -162,7 +175,8 @@ enum SimulateCommand {
         line.finish()
         let counted = stats.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         let events = counted.isEmpty ? "none" : counted
-        FileHandle.standardError.write(Data("trackhub simulate: trips started \(stats.tripsStarted), ended \(stats.tripsEnded); events: \(events)\n".utf8))
+        let links = stats.linksFollowed > 0 ? "; stop links followed to their end \(stats.linksFollowed)" : ""
+        FileHandle.standardError.write(Data("trackhub simulate: trips started \(stats.tripsStarted), ended \(stats.tripsEnded); events: \(events)\(links)\n".utf8))
         for message in stats.errorMessages {
             FileHandle.standardError.write(Data("trackhub simulate: error: \(message)\n".utf8))
         }
@@ -189,6 +203,16 @@ final class StatusLinePrinter {
             FileHandle.standardError.write(Data("\(text)\n".utf8))
         }
         shown = true
+    }
+
+    /// One line of its own (a stop link's summary): on a terminal it takes the status line's
+    /// place, and the next `show` draws the status line again below it.
+    func note(_ text: String) {
+        if isTTY {
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8))
+        } else {
+            FileHandle.standardError.write(Data("\(text)\n".utf8))
+        }
     }
 
     func finish() {

@@ -44,6 +44,14 @@ struct FakeHub {
     /// the ack of a trip's first fix, and after any fix once this changed).
     var cadenceMs: Int64?
     private var cadenceSent: [String: Int64] = [:]
+    /// PROTOCOL 17: share requests (rider, path, body), customers' connections opened (rider,
+    /// link, token), their messages sent (rider, link, text) and closed (rider, link); with
+    /// `issuesNoLinks` the hub answers share requests 409, as an open hub does.
+    var shares: [(rider: Int, path: String, body: String)] = []
+    var linkOpens: [(rider: Int, link: Int, token: String?)] = []
+    var linkLog: [(rider: Int, link: Int, text: String)] = []
+    var linkCloses: [(rider: Int, link: Int)] = []
+    var issuesNoLinks = false
 
     init(simulation: Simulation, start: Int64 = 1_750_000_000_000) {
         self.simulation = simulation
@@ -61,6 +69,12 @@ struct FakeHub {
         while now < end { step(ms) }
     }
 
+    /// Hands the simulation a message from the hub on customer `link` of `rider`, and carries
+    /// out what it answers.
+    mutating func sendToLink(rider: Int, link: Int, _ text: String) {
+        process(simulation.handle(.linkMessage(rider: rider, link: link, bytes: Array(text.utf8)), now: now))
+    }
+
     private mutating func process(_ first: [SimulationAction]) {
         var queue = first
         while !queue.isEmpty {
@@ -75,6 +89,15 @@ struct FakeHub {
         case .connect:
             return [.opened(rider: rider)]
         case .disconnect:
+            return []
+        case .openLink(let link, let token):
+            linkOpens.append((rider, link, token))
+            return [.linkOpened(rider: rider, link: link)]
+        case .sendLink(let link, let text):
+            linkLog.append((rider, link, text))
+            return []
+        case .closeLink(let link):
+            linkCloses.append((rider, link))
             return []
         case .send(let text):
             log.append((now, rider, text))
@@ -122,6 +145,14 @@ struct FakeHub {
         case .http(let call):
             let body = call.body.flatMap { try? JSONParser().parse($0) }
             switch call.method {
+            case "POST" where call.path.hasSuffix("/share"):
+                // A stop's link (PROTOCOL 17); an open hub answers 409 instead.
+                shares.append((rider, call.path, String(decoding: call.body ?? [], as: UTF8.self)))
+                if issuesNoLinks {
+                    return [.httpResponse(rider: rider, id: call.id, status: 409, body: Array(#"{"error":{"code":"conflict","message":"share links need a secured hub"}}"#.utf8))]
+                }
+                let stop = body?["stop"]?.stringValue ?? "?"
+                return [.httpResponse(rider: rider, id: call.id, status: 201, body: Array(#"{"token":"token-\#(stop)","jti":"j","url":"/t/token-\#(stop)","expires_at":1}"#.utf8))]
             case "POST":
                 let id = "T\(nextTrip)"
                 createdBy[rider, default: []].append(String(decoding: call.body ?? [], as: UTF8.self))
