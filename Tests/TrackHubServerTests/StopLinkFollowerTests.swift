@@ -61,6 +61,25 @@ import TrackHubCore
         do { let r = frames.onSegment(sight(shown: true), etaS: 600, path: [Self.between, Self.home], nowMs: 100); #expect(r.isEmpty) }
     }
 
+    /// `waypoint_reached` fires within 50 m: in frames mode the frames up to the stop still go
+    /// out (when shown), and the end once the marker is there; a frame past it never.
+    @Test func inFramesModeTheEndWaitsForTheLastFrameAtTheStop() {
+        var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
+        _ = f.afterSnapshot(sight(shown: true), etaS: 10)
+        do { let r = f.onReached(markerMoving: true); #expect(r.isEmpty) }
+        do { let r = f.onTick(sight(shown: true), etaS: 0, hasFrame: true, remainingPath: nil, nowMs: 100); #expect(r.isEmpty) }
+        do { let r = f.onTickAfterReached(shown: true, hasFrame: true, approach: .short); #expect(r == [.frame]) }
+        do { let r = f.onTickAfterReached(shown: true, hasFrame: true, approach: .there); #expect(r == [.frame, .endArrived]) }
+        do { let r = f.onTickAfterReached(shown: true, hasFrame: true, approach: .there); #expect(r.isEmpty) }
+        var jumped = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
+        _ = jumped.afterSnapshot(sight(shown: true), etaS: 10)
+        _ = jumped.onReached(markerMoving: true)
+        do { let r = jumped.onTickAfterReached(shown: true, hasFrame: true, approach: .past); #expect(r == [.endArrived]) }
+        var segments = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .segments)
+        _ = segments.afterSnapshot(sight(shown: true), etaS: 10)
+        do { let r = segments.onReached(markerMoving: true); #expect(r == [.endArrived]) }
+    }
+
     @Test func itEndsAtItsStopOnceThenNothing() {
         var f = StopLinkFollower(stop: .waypoint(id: "b"), visibleWithinStops: 0, mode: .frames)
         _ = f.afterSnapshot(sight(shown: true), etaS: 10)

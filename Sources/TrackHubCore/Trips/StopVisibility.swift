@@ -18,10 +18,15 @@ public enum StopVisibility {
     /// point of it strictly outside the radius by the contract's own (great-circle) measure.
     public static let routeCutMarginM: Double = 2
 
-    /// True when `point` is more than `privacyRadiusM`, straight line, from every one of
-    /// `otherStops` (true when there are none).
+    /// How much farther than `privacyRadiusM` a shown point keeps from another stop: positions
+    /// go out rounded to 7 decimals (about 1 cm), so a marker 200.0003 m away could be sent at
+    /// 199.998 m; the margin keeps what is sent strictly outside by the contract's measure.
+    public static let shownMarginM: Double = 1
+
+    /// True when `point` is more than `privacyRadiusM` (plus `shownMarginM`), straight line,
+    /// from every one of `otherStops` (true when there are none).
     public static func isClear(_ point: GeoPoint, of otherStops: [GeoPoint]) -> Bool {
-        for stop in otherStops where Geodesy.distanceM(point, stop) <= privacyRadiusM { return false }
+        for stop in otherStops where Geodesy.distanceM(point, stop) <= privacyRadiusM + shownMarginM { return false }
         return true
     }
 

@@ -36,9 +36,21 @@ final class StopLinkFanout {
     /// A tick of `trip` ran: `frames` holds its frame per followed stop (empty when it made
     /// none). Links that are shown get theirs; every link gets a `stop` message when due.
     func afterTick(trip id: String, frames: [StopRef: OutboundMessage], now: Int64) {
+        let trip = trips[id]?.trip
         deliver(trip: id, now: now, frames: frames) { link, look, rest in
-            link.onTick(look.sight, etaS: look.etaS, hasFrame: frames[link.stop] != nil, remainingPath: rest(), nowMs: now)
+            link.awaitsLastFrame
+                ? link.onTickAfterReached(shown: look.sight.shown, hasFrame: frames[link.stop] != nil, approach: Self.approach(trip, link.stop, now))
+                : link.onTick(look.sight, etaS: look.etaS, hasFrame: frames[link.stop] != nil, remainingPath: rest(), nowMs: now)
         }
+    }
+
+    /// Where the marker is against `stop` at `now` (after its `waypoint_reached`): there when
+    /// at rest or within a metre of its along-route point, past beyond that.
+    private static func approach(_ trip: Trip?, _ stop: StopRef, _ now: Int64) -> StopLinkFollower.Approach {
+        guard let trip, trip.isAnimating(at: now) else { return .there }
+        guard let along = trip.marker(at: now)?.alongM, let stopAlong = trip.stopProgress(stop, now: now)?.alongM else { return .short }
+        if along > stopAlong + 1 { return .past }
+        return along >= stopAlong - 1 ? .there : .short
     }
 
     /// A segment of `trip` went to its other followers: `segments` holds it per followed stop
@@ -73,7 +85,7 @@ final class StopLinkFanout {
                 reachedOwnStop = reachedOwnStop || own.isStopReached
             }
             let decided = reachedOwnStop
-                ? link.onReached()
+                ? link.onReached(markerMoving: trip.isAnimating(at: now))
                 : link.onTick(
                     look.sight, etaS: look.etaS, hasFrame: false,
                     remainingPath: look.sight.shown && !link.wasShown ? looks.remainingPath(toward: link) : nil, nowMs: now)
@@ -86,8 +98,11 @@ final class StopLinkFanout {
     /// between fixes with nobody ticking it).
     func sweep(now: Int64) {
         for id in Array(fanout.subscriptions.tripsWithLinks) {
+            let trip = trips[id]?.trip
             deliver(trip: id, now: now) { link, look, rest in
-                link.onTick(look.sight, etaS: look.etaS, hasFrame: false, remainingPath: rest(), nowMs: now)
+                link.awaitsLastFrame
+                    ? link.onTickAfterReached(shown: look.sight.shown, hasFrame: false, approach: Self.approach(trip, link.stop, now))
+                    : link.onTick(look.sight, etaS: look.etaS, hasFrame: false, remainingPath: rest(), nowMs: now)
             }
         }
     }

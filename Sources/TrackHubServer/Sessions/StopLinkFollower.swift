@@ -36,6 +36,9 @@ struct StopLinkFollower: Sendable, Equatable {
     private(set) var wasShown = false
     /// True once `unsubscribed {reason: "arrived"}` was decided: nothing follows.
     private(set) var hasEnded = false
+    /// Frames mode: its stop was reached (`waypoint_reached` fires within 50 m of it) while the
+    /// marker still moves there; the frames up to the stop go out, then the end.
+    private(set) var awaitsLastFrame = false
 
     /// A follower that has been told nothing yet.
     init(stop: StopRef, visibleWithinStops: Int, mode: Mode) {
@@ -62,7 +65,7 @@ struct StopLinkFollower: Sendable, Equatable {
     /// of the animation (segments mode, when the courier just became shown and that rest's
     /// `remainingPath` qualifies); `hasFrame` says whether the tick produced one.
     mutating func onTick(_ sight: StopLinkSight, etaS: Int?, hasFrame: Bool, remainingPath: [GeoPoint]?, nowMs: Int64) -> [Delivery] {
-        guard !hasEnded else { return [] }
+        guard !hasEnded, !awaitsLastFrame else { return [] }
         var out: [Delivery] = []
         let becameShown = sight.shown && !wasShown
         let standing = Self.standing(sight, etaS: etaS)
@@ -82,7 +85,7 @@ struct StopLinkFollower: Sendable, Equatable {
 
     /// A fix's segment with `path`, decided against the sight at the moment it is sent.
     mutating func onSegment(_ sight: StopLinkSight, etaS: Int?, path: [GeoPoint], nowMs: Int64) -> [Delivery] {
-        guard !hasEnded else { return [] }
+        guard !hasEnded, !awaitsLastFrame else { return [] }
         var out: [Delivery] = []
         let standing = Self.standing(sight, etaS: etaS)
         if gate.shouldSend(standing, nowMs: nowMs) { out.append(.stop(standing)) }
@@ -93,12 +96,41 @@ struct StopLinkFollower: Sendable, Equatable {
         return out
     }
 
-    /// The stop was reached and its event went out: the end. The last frame there (when the
-    /// courier was shown) already went out before the event, as every frame comes before the
-    /// events its tick triggered (PROTOCOL 4), so nothing comes between the event and the end.
-    mutating func onReached() -> [Delivery] {
+    /// The stop was reached and its event went out. `waypoint_reached` fires within 50 m of
+    /// the stop: in frames mode, while the marker still moves there, the end waits for the
+    /// last frame there (`onTickAfterReached`); otherwise (segments mode: the segment to the
+    /// stop went out already; or the marker is at rest) the end now.
+    mutating func onReached(markerMoving: Bool = false) -> [Delivery] {
         guard !hasEnded else { return [] }
+        if mode == .frames && markerMoving {
+            awaitsLastFrame = true
+            return []
+        }
         hasEnded = true
         return [.endArrived]
+    }
+
+    /// Where the marker is, along the route, against the followed stop.
+    enum Approach: Sendable, Equatable {
+        /// Still short of it, moving.
+        case short
+        /// There (within a metre), or at rest short of it.
+        case there
+        /// Beyond it: nothing of that is the customer's.
+        case past
+    }
+
+    /// A tick after its stop was reached, while it waits for the last frame: the frame (when
+    /// the courier is shown and not past the stop), and the end once the marker is there or
+    /// beyond.
+    mutating func onTickAfterReached(shown: Bool, hasFrame: Bool, approach: Approach) -> [Delivery] {
+        guard awaitsLastFrame, !hasEnded else { return [] }
+        var out: [Delivery] = hasFrame && shown && approach != .past ? [.frame] : []
+        if approach != .short {
+            awaitsLastFrame = false
+            hasEnded = true
+            out.append(.endArrived)
+        }
+        return out
     }
 }
