@@ -92,8 +92,8 @@ enum ServeCommand {
       --cluster-snapshot-interval DURATION
                                 how often a partition's owner writes its snapshot to Redis
                                 (default 30s)
-      --cluster-lease DURATION  how long a hub owns a partition without renewing (default 5s):
-                                a dead hub's partitions are taken over within it
+      --cluster-lease DURATION  a dead hub's partitions are taken over within it (default 5s):
+                                its lease keys live half of it, renewed every tenth
 
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)

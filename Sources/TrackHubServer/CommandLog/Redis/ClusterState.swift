@@ -52,6 +52,9 @@ final class ClusterState {
     var leases: PartitionLeases?
     /// True once the first lease round has been reported (what this node owns is known).
     var ownershipKnown = false
+    /// Monotonic ms after which the ownership of the last lease report lapses unless a later
+    /// report moves it (`RedisCommandLog.fenceLapsedLeases`); `.max`: nothing to fence.
+    var leaseFence = Int64.max
     /// True once the node has been caught up on what it owns (`/healthz` 200 from then on
     /// while its log reader keeps up).
     var startedUp = false
