@@ -43,6 +43,9 @@ struct ClusterPartition {
     var epoch = 0
     /// The last entry applied as a trip command (what a snapshot of it taken now covers).
     var tripApplied = StreamID.zero
+    /// The position of the latest snapshot of it this node knows (loaded or written): the
+    /// next snapshot this node writes replaces it, and the log is trimmed below it (`LogTrim`).
+    var snapshotPosition = StreamID.zero
     /// Every trip entry of this partition stamped below this is applied (`.min`: none yet).
     var watermark = Int64.min
     /// When a client of this node last used one of its trips.

@@ -46,6 +46,15 @@ final class ClusterState {
     /// Per partition, the last entry read whose device and share commands are applied (what
     /// the devices and links of a snapshot taken now cover).
     var applied: [StreamID]
+    /// The positions of the meta snapshot this node loaded at start or last wrote: what its
+    /// next meta snapshot replaces, so the floor below which no partition is trimmed (`LogTrim`).
+    var metaPositions: [StreamID]
+    /// Per partition, its stream's length as last read (`XLEN`; -1: not read yet), for
+    /// `trackhub_cluster_log_entries` and the warning past `ClusterLog.warnEntriesPerPartition`.
+    var logEntries: [Int64]
+    /// When the lengths were last asked for, and whether that read is still under way.
+    var lengthsReadAt: Int64 = .min
+    var lengthsInFlight = false
     /// Per partition: applied here or not, owned or not (PROTOCOL 15).
     var parts: [ClusterPartition]
     /// The lease keeper (nil until the threads start).
@@ -96,6 +105,8 @@ final class ClusterState {
         self.partitions = partitions
         self.writer = writer
         self.applied = applied
+        metaPositions = applied
+        logEntries = Array(repeating: -1, count: partitions)
         parts = Array(repeating: ClusterPartition(), count: partitions)
         webhookScope = WebhookScope(partitions: partitions)
         periodMs = max(1, Int64(1000 / max(1, tickHz)))

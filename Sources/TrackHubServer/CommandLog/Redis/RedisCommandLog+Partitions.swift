@@ -130,6 +130,7 @@ extension RedisCommandLog {
         }
         if !records.isEmpty { services.storage.persist(records) { _ in } }
         state.parts[p].epoch += 1
+        state.parts[p].snapshotPosition = snapshot.position
         state.parts[p].tripApplied = snapshot.position
         state.parts[p].watermark = snapshot.watermark
         state.parts[p].phase = .applied
@@ -170,7 +171,7 @@ extension RedisCommandLog {
             guard ownedSet.contains(p) else { continue }
             byPartition[p, default: []].append((entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents))
         }
-        let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark) }
+        let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark, replaced: state.parts[$0].snapshotPosition) }
         var metaSnapshot: ClusterSnapshot?
         if ownedSet.contains(0) {
             let shares = services.shares.links.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
@@ -178,13 +179,17 @@ extension RedisCommandLog {
         }
         let captured = byPartition
         let meta = metaSnapshot
+        let metaReplaced = state.metaPositions
         let nodeID = state.nodeID
         let store = services.storage.store
         state.snapshotInFlight = true
         DispatchQueue.global(qos: .utility).async { [self] in
-            var written = 0
+            var written: [(p: Int, position: StreamID, replaced: StreamID)] = []
+            var metaWritten = false
+            var redis: RedisClient?
             do {
-                let redis = try RedisClient(seeds: seeds, timeoutMs: 5000)
+                let client = try RedisClient(seeds: seeds, timeoutMs: 5000)
+                redis = client
                 for head in heads {
                     let trips = try (captured[head.p] ?? []).map { item in
                         ClusterSnapshot.TripRecord(
@@ -194,20 +199,40 @@ extension RedisCommandLog {
                             trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
                     }
                     let snapshot = PartitionSnapshot(partition: head.p, position: head.position, watermark: head.watermark, writtenBy: nodeID, trips: trips)
-                    let reply = try redis.command([Array(redis: "SET"), Array(redis: PartitionSnapshot.key(head.p)), try snapshot.encoded()])
-                    if reply.text == "OK" { written += 1 }
+                    let reply = try client.command([Array(redis: "SET"), Array(redis: PartitionSnapshot.key(head.p)), try snapshot.encoded()])
+                    if reply.text == "OK" { written.append((head.p, head.position, head.replaced)) }
                 }
                 if let meta {
-                    _ = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.metaSnapshotKey), try meta.encoded()])
+                    let reply = try client.command([Array(redis: "SET"), Array(redis: ClusterLog.metaSnapshotKey), try meta.encoded()])
+                    // The floor follows the meta snapshot it protects readers of (`LogTrim`).
+                    if reply.text == "OK" { metaWritten = try client.command(LogTrim.writeMetaFloorCommand(metaReplaced)).text == "OK" }
                 }
             } catch {
                 logWarning("cluster snapshot not written: \(error)")
             }
-            let count = written
+            if let redis, !written.isEmpty { trimBelowSnapshots(written, over: redis) }
+            let done = written
+            let newMeta = metaWritten ? meta : nil
             services.inbox.run { [self] in
                 state.snapshotInFlight = false
-                if count > 0 { counters.snapshotsWritten += 1 }
+                if !done.isEmpty { counters.snapshotsWritten += 1 }
+                for head in done where state.parts[head.p].snapshotPosition < head.position { state.parts[head.p].snapshotPosition = head.position }
+                if let newMeta { state.metaPositions = newMeta.positions }
             }
+        }
+    }
+
+    /// Off the service thread, after the snapshots were written: each written partition's log
+    /// trimmed below the snapshot it replaced and the meta floor (`LogTrim`), in one pipeline.
+    private func trimBelowSnapshots(_ written: [(p: Int, position: StreamID, replaced: StreamID)], over redis: RedisClient) {
+        do {
+            let metaFloor = try LogTrim.readMetaFloor(redis)
+            let trims = written.compactMap { head in
+                LogTrim.floor(partition: head.p, replacedSnapshot: head.replaced, metaFloor: metaFloor).map { LogTrim.command(partition: head.p, below: $0) }
+            }
+            if !trims.isEmpty { _ = try redis.pipeline(trims) }
+        } catch {
+            logWarning("cluster log not trimmed below its snapshots: \(error)")
         }
     }
 }

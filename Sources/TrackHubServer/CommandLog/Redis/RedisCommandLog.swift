@@ -117,6 +117,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         runAwaitingLog(now: now)
         runWaitingForPartitions(now: now)
         stopApplyingIdlePartitions(now: now)
+        readLogLengthsIfDue(now: now)
         if now / 30_000 != (now - 500) / 30_000 {
             state.endsRequested.removeAll()  // a lost end is asked again
             state.devices.pruneSightings(appliedBefore: state.watermark)
@@ -146,7 +147,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             guard state.isCaughtUpOnOwned(now: now) else { return .catchingUp }
             state.startedUp = true
         }
-        return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: the log reader is behind
+        guard state.isCaughtUp(now: now) else { return .catchingUp }  // the log reader is behind
+        return hasOversizedLog ? .degraded : .ok
     }
 
     var hasUnansweredCommands: Bool { !state.pending.isEmpty || !state.awaitingLog.isEmpty }
@@ -159,6 +161,9 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
             + PrometheusText.metric("trackhub_cluster_partitions_owned", "gauge", "Partitions of the log this node owns (applies, snapshots, delivers the webhooks of, publishes the fleet positions of).", Double(state.parts.filter(\.owned).count))
             + PrometheusText.metric("trackhub_cluster_partitions_applied", "gauge", "Partitions this node applies now: those it owns and those its own clients use.", Double(state.parts.filter { $0.phase == .applied }.count))
+            + PrometheusText.gauges(
+                "trackhub_cluster_log_entries", "Entries in each partition's log stream (XLEN, read every few seconds); it is trimmed only below the partition's snapshots.",
+                label: "partition", state.logEntries.enumerated().filter { $0.element >= 0 }.map { (String($0.offset), Double($0.element)) })
     }
 
     /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
