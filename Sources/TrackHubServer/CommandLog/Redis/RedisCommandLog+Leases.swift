@@ -10,10 +10,13 @@ import Foundation
 extension RedisCommandLog {
     /// The lease thread's report (on the service thread).
     func leasesReported(_ round: PartitionLeases.Round) {
-        applyOwnership(round.owned ?? [])
+        // A report that reached this thread after its deadline (a busy service thread) is
+        // not acted on: its keys may have lapsed already.
+        let late = round.validUntil <= systemMonotonicMicros() / 1000
+        applyOwnership(late ? [] : round.owned ?? [])
         if round.owned != nil { state.ownershipKnown = true }
-        state.leaseFence = round.validUntil
-        guard !(round.owned ?? []).isEmpty, round.validUntil != .max else { return }
+        state.leaseFence = late ? .max : round.validUntil
+        guard !late, !(round.owned ?? []).isEmpty, round.validUntil != .max else { return }
         // One timer per report (a round every tenth of the lease): bounded.
         let delayMs = max(0, round.validUntil - systemMonotonicMicros() / 1000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delayMs))) { [self] in
