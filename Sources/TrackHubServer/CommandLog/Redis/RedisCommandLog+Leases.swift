@@ -25,7 +25,9 @@ extension RedisCommandLog {
     }
 
     /// Drops the ownership the last report gave once its deadline has passed (no later
-    /// report moved it): the keys may lapse from now on, and another hub take them.
+    /// report moved it): the keys may lapse from now on, and another hub take them. Run by
+    /// the report's timer, and before an owner's periodic work (housekeeping, the fleet
+    /// tick), which may come first when the whole process was paused.
     func fenceLapsedLeases() {
         guard state.leaseFence != .max, systemMonotonicMicros() / 1000 >= state.leaseFence else { return }
         guard state.parts.contains(where: \.owned) else { return }

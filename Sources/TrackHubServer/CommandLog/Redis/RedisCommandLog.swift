@@ -94,6 +94,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] {
         guard let fleet = state.fleet else { return local }
+        fenceLapsedLeases()  // publishing is an owner's work
         var mine: [Int: [FleetMember]] = [:]
         for p in 0..<state.partitions where state.parts[p].owned && state.parts[p].phase == .applied { mine[p] = [] }
         for member in local {
@@ -112,6 +113,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
 
     func housekeeping(now: Int64) {
+        fenceLapsedLeases()  // before any owner's work, should the fence's timer not have run yet
         requestEndsOfArrivedTrips(now: now)
         expirePendingCommands(now: now)
         runAwaitingLog(now: now)
