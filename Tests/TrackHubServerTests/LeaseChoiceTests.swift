@@ -7,13 +7,16 @@ import Testing
 struct LeaseChoiceTests {
     /// A seeded generator, so the random picks are the same on every run.
     struct Seeded: RandomNumberGenerator {
+        /// The generator's state (a linear congruential step per number).
         var state: UInt64
+        /// The next number of the sequence.
         mutating func next() -> UInt64 {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return state
         }
     }
 
+    /// The pacing leaves a dead hub's partitions owned again well within the lease, and fences a hub before its keys can lapse.
     @Test func theWorstTakeOverFitsInTheLease() {
         for leaseMs: Int64 in [1000, 3000, 5000, 60_000] {
             let pacing = LeasePacing(leaseMs: leaseMs)
@@ -28,6 +31,7 @@ struct LeaseChoiceTests {
         }
     }
 
+    /// A survivor takes a dead hub's partitions up to its fair share in one round, past the per-round cap.
     @Test func aDeadHubsPartitionsAreTakenAtOnceUpToTheShare() {
         // c held 4-7 and 14 and is gone; a holds 0-3, b the rest.
         let before: [String?] = ["a", "a", "a", "a", "c", "c", "c", "c", "b", "b", "b", "b", "b", "b", "c", "b"]
@@ -42,6 +46,7 @@ struct LeaseChoiceTests {
         #expect(Set(picks).isSubset(of: [4, 5, 6, 7, 14]))
     }
 
+    /// Two survivors reading the same free set pick disjoint partitions (by their rank among the live hubs).
     @Test func twoSurvivorsTryDifferentOrphansFirst() {
         let before: [String?] = (0..<16).map { $0 < 8 ? "dead" : ($0 % 2 == 0 ? "a" : "b") }
         let now: [String?] = before.map { $0 == "dead" ? nil : $0 }
@@ -52,6 +57,7 @@ struct LeaseChoiceTests {
         #expect(Set(a).union(b) == Set(0..<8))
     }
 
+    /// Free partitions that are not a dead hub's (a cluster starting, one given up to rebalance) are still taken at most two a round.
     @Test func aStartingClusterTakesAtMostTheCapPerRound() {
         var random = Seeded(state: 3)
         let empty = [String?](repeating: nil, count: 16)
@@ -66,6 +72,7 @@ struct LeaseChoiceTests {
         #expect(later.takes(using: &random).count == 2)
     }
 
+    /// A partition shows the present only once a read round begun after its install (or after a request) has read it to its end.
     @Test func aLateJoinerWaitsForARoundBegunAfterItsArrival() {
         var part = ClusterPartition()
         part.phase = .applied

@@ -7,6 +7,7 @@ import TrackHubTesting
 /// the floor rule without Redis, and `XTRIM … MINID` against a real `redis-server` (skipped
 /// where Redis is not installed).
 struct LogTrimTests {
+    /// The trim floor is the lower of the replaced snapshot's position and the meta floor; without either, nothing is trimmed.
     @Test func theFloorIsTheLowerOfTheReplacedSnapshotAndTheMetaFloor() {
         let a = StreamID(ms: 100, sequence: 0), b = StreamID(ms: 200, sequence: 3)
         #expect(LogTrim.floor(partition: 1, replacedSnapshot: b, metaFloor: [.zero, a]) == a)
@@ -17,6 +18,7 @@ struct LogTrimTests {
         #expect(LogTrim.floor(partition: 0, replacedSnapshot: .zero, metaFloor: [b]) == nil)
     }
 
+    /// `XTRIM … MINID` removes only the entries below the floor, and the meta floor round-trips through its key.
     @Test func xtrimMinidKeepsTheFloorEntryAndEverythingAfter() throws {
         guard let redis = try RedisProcess.start() else { return }
         defer { redis.stop() }

@@ -33,7 +33,9 @@ struct ClusterPartition {
         var afterRound: Int
         /// When it arrived (this node's clock), for the timeout.
         var since: Int64
+        /// Answered `unavailable` if the wait times out.
         var reply: Reply
+        /// The request's work, run once the partition has caught up with it.
         var then: () -> Void
     }
 

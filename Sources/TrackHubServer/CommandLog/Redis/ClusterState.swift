@@ -52,8 +52,9 @@ final class ClusterState {
     /// Per partition, its stream's length as last read (`XLEN`; -1: not read yet), for
     /// `trackhub_cluster_log_entries` and the warning past `ClusterLog.warnEntriesPerPartition`.
     var logEntries: [Int64]
-    /// When the lengths were last asked for, and whether that read is still under way.
+    /// When the lengths were last asked for (`RedisCommandLog.readLogLengthsIfDue`).
     var lengthsReadAt: Int64 = .min
+    /// A read of the lengths is under way (one at a time).
     var lengthsInFlight = false
     /// Per partition: applied here or not, owned or not (PROTOCOL 15).
     var parts: [ClusterPartition]

@@ -43,6 +43,7 @@ final class PartitionLeases: Sendable {
     private let seeds: [RedisAddress]
     private let nodeID: String
     private let partitions: Int
+    /// The key life, round pause, fence and timeout derived from `--cluster-lease`.
     private let pacing: LeasePacing
     private let report: @Sendable (Round) -> Void
     private let stopping = Mutex(false)
