@@ -18,6 +18,9 @@ and the frame at 600 m:
   As soon as Redis names the partition's new owner, a viewer subscribes there: its snapshot
   (loaded from the stale snapshot plus the log after it) has `last_event` 3 and the position
   at 600 m, and so do GETs on both survivors.
+* test_unavailable_after_two_seconds: C cannot load the partition (its snapshot key is
+  corrupt), so a subscribe there is answered `unavailable` after 2 s, not left hanging; once
+  the key is gone, a GET there answers the trip.
 
 Every wait is a message or a condition polled with a deadline; a reply must be a `snapshot`
 (not `unavailable`).
@@ -149,6 +152,35 @@ class TestLateJoinerAtTakeover(LateJoinerCase):
             self.assert_present(self.get_trip(h, trip, n), f"{n}'s GET")
         print(f"\n  new owner {name}'s snapshot in {took * 1000:.0f} ms: last_event {snap['last_event']} "
               f"(the stale snapshot it loaded had {events_in_snapshot} events)")
+
+
+class TestLateJoinerThatCannotCatchUp(LateJoinerCase):
+    async def test_unavailable_after_two_seconds(self):
+        """C cannot read the partition's snapshot (a corrupt key: it retries every second), so
+        a subscribe there is answered `unavailable` once it has waited 2 s, never left hanging;
+        once the key is gone, a GET there answers the trip."""
+        A, C = self.hubs["A"], self.hubs["C"]
+        trip = await self.trip_owned_by(A, "stuck")
+        p = fnv1a64(trip) % PARTITIONS
+        self.create(A, trip)
+        # Snapshots every 30 s: no owner overwrites the key during the test.
+        self.assertEqual(self.redis.get("trackhub:{p%d}:snapshot" % p), None, "no snapshot of the partition yet")
+        with self.redis.client() as r:
+            r.call("SET", "trackhub:{p%d}:snapshot" % p, "not a snapshot")
+        conn = await self.client(C)
+        started = time.monotonic()
+        await conn.send(op="subscribe", trip=trip, mode="frames", id="stuck")
+        reply = await conn.wait_for(lambda m: m.get("re") == "stuck", REPLY_DEADLINE_S, what="the reply to stuck")
+        took = time.monotonic() - started
+        self.assertEqual((reply.get("type"), reply.get("code")), ("error", "unavailable"), reply)
+        self.assertGreaterEqual(took, 2.0, "answered once it had waited the 2 s")
+        with self.redis.client() as r:
+            r.call("DEL", "trackhub:{p%d}:snapshot" % p)
+        # (A GET, not a second subscribe: a subscribe's snapshot still unsent when the replayed
+        # creation broadcasts the trip's snapshot is replaced by it without its `re`, a race
+        # of the send queue that this test is not about.)
+        self.assertEqual(self.get_trip(C, trip, "C after the key was fixed")["last_event"], 1)
+        print(f"\n  C answered unavailable after {took:.2f} s; after the key was fixed, GET 200")
 
 
 if __name__ == "__main__":
