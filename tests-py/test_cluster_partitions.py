@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -84,14 +85,15 @@ class TestClusterPartitions(ClusterTestCase):
             viewers[trip] = {n: (await self.subscribe(self.hubs[n], trip, tag=f"v-{trip}-{n}"))[0] for n in watch}
             couriers[trip] = (await self.client(self.hubs[here]), Courier(trip))
         # Which partitions each hub held at any moment of the run: on a loaded machine a lease
-        # can lapse and come back, and its new owner replays the partition's entries.
+        # can lapse and come back, and its new owner replays the partition's entries. A thread
+        # reads the lease keys every 20 ms (a hold shorter than that replays next to nothing).
         ever_owned = {n: set() for n in names}
+        sampler = LeaseSampler(self.redis, {h.proc.pid: n for n, h in self.hubs.items()}, ever_owned)
+        sampler.start()
+        self.addCleanup(sampler.stop)
 
         def sample_leases():
-            for p in range(PARTITIONS):
-                for n in names:
-                    if self.owner_is(self.hubs[n], p):
-                        ever_owned[n].add(p)
+            sampler.sample()
         sample_leases()
         sent = 0
         for step, d in enumerate((30, 150, 300)):
@@ -180,6 +182,57 @@ class TestClusterPartitions(ClusterTestCase):
         """Whether `hub` holds the partition's lease (a node id is `<host>-<pid>-<random>`)."""
         holder = self.redis.get("trackhub:{p%d}:lease" % partition)
         return holder is not None and f"-{hub.proc.pid}-" in holder.decode()
+
+
+class LeaseSampler(threading.Thread):
+    """Reads every partition's lease key every 20 ms over connections it keeps (one per
+    Redis or Cluster master; a MOVED reply means another master has the key), and adds each
+    partition to the set of the hub (by pid) holding it."""
+
+    def __init__(self, redis, names_by_pid, ever_owned):
+        super().__init__(daemon=True)
+        self.ports = list(getattr(redis, "ports", None) or [redis.port])
+        self.names_by_pid = names_by_pid
+        self.ever_owned = ever_owned
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.conns = {}
+
+    def _get(self, key):
+        for port in self.ports:
+            try:
+                if port not in self.conns:
+                    self.conns[port] = Resp(port, timeout=2.0)
+                return self.conns[port].call("GET", key)
+            except RespError as e:
+                if "MOVED" not in str(e):
+                    raise
+            except (OSError, ConnectionError):
+                self.conns.pop(port, None)
+        return None
+
+    def sample(self):
+        with self.lock:
+            for p in range(PARTITIONS):
+                holder = self._get("trackhub:{p%d}:lease" % p)
+                if holder is None:
+                    continue
+                name = self.names_by_pid.get(int(holder.decode().rsplit("-", 2)[1]))
+                if name is not None:
+                    self.ever_owned[name].add(p)
+
+    def run(self):
+        while not self.done.wait(0.02):  # the sampling pace, not synchronisation
+            try:
+                self.sample()
+            except (OSError, ConnectionError, RespError):
+                pass  # a hub or master going away mid-read: the next sample tries again
+
+    def stop(self):
+        self.done.set()
+        self.join(timeout=5)
+        for c in self.conns.values():
+            c.close()
 
 
 def port_with_bus():

@@ -45,6 +45,9 @@ enum CommandLogHealth: Sendable, Equatable {
     case unavailable
     /// It is still replaying what others wrote (a cluster node starting).
     case catchingUp
+    /// It works, but needs an operator's look (a cluster partition's log past 2 000 000
+    /// entries: its snapshots stalled); `/healthz` 200 `degraded` (PROTOCOL 15).
+    case degraded
 }
 
 /// Where trip, device and share link commands become durable, in one order per trip (and per

@@ -75,10 +75,12 @@ extension Hub {
             case .ok: status = "ok"
             case .unavailable: status = "unavailable"
             case .catchingUp: status = "catching_up"
+            case .degraded: status = "degraded"
             }
         }
         let body = HTTPBodies.health(status: status, trips: services.trips.count, connections: services.fanout.count, server: TrackHubVersion.serverName)
-        services.replies.respond(request.connection, status: status == "ok" ? 200 : 503, json: body)
+        // `degraded` still serves: a load balancer keeps the hub in rotation.
+        services.replies.respond(request.connection, status: status == "ok" || status == "degraded" ? 200 : 503, json: body)
     }
 
     /// `/v1/...` routes: admitted by the gate (`APIGate`: 401, 404, 405, 400, 413, 403 in

@@ -124,8 +124,9 @@ public struct HubConfig: Sendable {
     /// `--cluster-snapshot-interval`: how often a partition's owner writes its state snapshot
     /// to Redis, in ms, at least 1 s; default 30 s.
     public var clusterSnapshotIntervalMs: Int64 = 30_000
-    /// `--cluster-lease` (PROTOCOL 15): how long a partition's owner holds it without renewing,
-    /// in ms, 1–60 s; default 5 s. A dead hub's partitions are taken over within it.
+    /// `--cluster-lease` (PROTOCOL 15), in ms, 1–60 s; default 5 s: a dead hub's partitions are
+    /// taken over within it, counted from its death (`LeasePacing`: keys living half of it,
+    /// renewed every tenth).
     public var clusterLeaseMs: Int64 = 5000
     /// `--cluster-replicas` (PROTOCOL 15): replicas of the log's Redis that must confirm an
     /// entry (`WAIT`) before its command is acked or answered, 0–8; default 0.

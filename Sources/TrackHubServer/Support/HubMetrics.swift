@@ -151,6 +151,15 @@ enum PrometheusText {
         return out
     }
 
+    /// A gauge with one label, a line per value of the label, in the order given.
+    static func gauges(_ name: String, _ help: String, label: String, _ values: [(String, Double)]) -> String {
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        for (value, gauge) in values {
+            out += "\(name){\(label)=\"\(value)\"} \(format(gauge))\n"
+        }
+        return out
+    }
+
     /// An integral value without a fraction, others as Swift prints them.
     static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)

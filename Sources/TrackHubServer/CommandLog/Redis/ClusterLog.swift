@@ -8,9 +8,14 @@ enum ClusterLog {
     /// The devices and share links (`ClusterSnapshot` without trips), written by the owner
     /// of partition 0; each partition's trips are in `PartitionSnapshot.key(p)`.
     static let metaSnapshotKey = "trackhub:snapshot:meta"
-    /// Each partition stream keeps about this many entries (XADD MAXLEN ~): the log is bounded;
-    /// snapshots make older entries unnecessary for a node that starts.
-    static let maxEntriesPerPartition = 1_000_000
+    /// The positions (per partition, JSON strings of stream ids) of the meta snapshot that the
+    /// latest one replaced: a node may still be reading devices and links from there, so no
+    /// partition is trimmed below them (`LogTrim`).
+    static let metaFloorKey = "trackhub:snapshot:meta:floor"
+    /// A partition whose stream holds more entries than this has had no snapshot for too long
+    /// (its log is trimmed only below its snapshots): a warning, and `/healthz` `degraded`
+    /// (PROTOCOL 15, "Trimming").
+    static let warnEntriesPerPartition = 2_000_000
     /// The field of a stream entry holding the command.
     static let entryField = "e"
 

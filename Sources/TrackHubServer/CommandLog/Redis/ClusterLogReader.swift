@@ -22,6 +22,10 @@ struct ClusterReadBatch: Sendable {
     /// Per partition, the reset epoch the read was made in (`ClusterLogReader.reset`): entries
     /// read before a partition was reset to an older position are not part of its new start.
     var epochs: [Int] = []
+    /// The number of the read round that brought this batch (`ClusterLogReader.roundsStarted`):
+    /// its pipelines were sent after every request that saw a lower count, so a partition it
+    /// read to the end has every entry appended before those requests arrived.
+    var round = 0
 
     /// This batch and one read from another master in the same round: the watermark and
     /// time are the lower (each master stamps its own streams' entries).
@@ -67,6 +71,15 @@ final class ClusterLogReader: Sendable {
     private let positions: Mutex<(ids: [StreamID], epochs: [Int])>
     private let stopping = Mutex(false)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Read rounds begun so far (see `roundsStarted`).
+    private let rounds = Mutex(0)
+
+    /// How many read rounds have begun. A request that reads n here arrived before round n + 1
+    /// sent its `XREAD`s, so once a batch of round n + 1 or later has read a partition to its
+    /// end, everything appended to that partition before the request is in hand: "the log up
+    /// to the request's arrival" (PROTOCOL 15, late joiners) without reading the stream's last
+    /// id or trusting any clock.
+    var roundsStarted: Int { rounds.withLock { $0 } }
 
     /// - Parameters:
     ///   - after: per partition, the last id already applied (`StreamID.zero`: from the start).
@@ -117,6 +130,11 @@ final class ClusterLogReader: Sendable {
         var wasUp: Bool?
         while !stopping.withLock({ $0 }) {
             let (after, epochs) = positions.withLock { ($0.ids, $0.epochs) }
+            // Counted before the pipelines go out (see `roundsStarted`).
+            let round = rounds.withLock { count in
+                count += 1
+                return count
+            }
             var batch: ClusterReadBatch
             do {
                 let client = try redis.get()
@@ -133,6 +151,7 @@ final class ClusterLogReader: Sendable {
                     throw error
                 }
                 batch.epochs = epochs
+                batch.round = round
             } catch {
                 if wasUp != false { connectionChanged(false, "\(error)") }
                 wasUp = false

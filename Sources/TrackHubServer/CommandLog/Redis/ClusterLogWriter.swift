@@ -120,8 +120,8 @@ final class ClusterLogWriter: Sendable {
 
     private func send(_ batch: [Item], over redis: inout RedisReconnect) {
         let commands: [[[UInt8]]] = batch.map { item in
-            [Array(redis: "XADD"), Array(redis: ClusterLog.streamKey(item.partition)), Array(redis: "MAXLEN"), Array(redis: "~"),
-             Array(redis: String(ClusterLog.maxEntriesPerPartition)), Array(redis: "*"), Array(redis: ClusterLog.entryField), item.payload]
+            // No MAXLEN: a length knows nothing of the snapshots; the owner trims below them (`LogTrim`).
+            [Array(redis: "XADD"), Array(redis: ClusterLog.streamKey(item.partition)), Array(redis: "*"), Array(redis: ClusterLog.entryField), item.payload]
         }
         let replies: [RedisValue]
         do throws(RedisError) {

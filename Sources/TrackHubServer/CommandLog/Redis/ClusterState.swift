@@ -49,12 +49,25 @@ final class ClusterState {
     /// Per partition, the last entry read whose device and share commands are applied (what
     /// the devices and links of a snapshot taken now cover).
     var applied: [StreamID]
+    /// The positions of the meta snapshot this node loaded at start or last wrote: what its
+    /// next meta snapshot replaces, so the floor below which no partition is trimmed (`LogTrim`).
+    var metaPositions: [StreamID]
+    /// Per partition, its stream's length as last read (`XLEN`; -1: not read yet), for
+    /// `trackhub_cluster_log_entries` and the warning past `ClusterLog.warnEntriesPerPartition`.
+    var logEntries: [Int64]
+    /// When the lengths were last asked for (`RedisCommandLog.readLogLengthsIfDue`).
+    var lengthsReadAt: Int64 = .min
+    /// A read of the lengths is under way (one at a time).
+    var lengthsInFlight = false
     /// Per partition: applied here or not, owned or not (PROTOCOL 15).
     var parts: [ClusterPartition]
     /// The lease keeper (nil until the threads start).
     var leases: PartitionLeases?
     /// True once the first lease round has been reported (what this node owns is known).
     var ownershipKnown = false
+    /// Monotonic ms after which the ownership of the last lease report lapses unless a later
+    /// report moves it (`RedisCommandLog.fenceLapsedLeases`); `.max`: nothing to fence.
+    var leaseFence = Int64.max
     /// True once the node has been caught up on what it owns (`/healthz` 200 from then on
     /// while its log reader keeps up).
     var startedUp = false
@@ -100,6 +113,8 @@ final class ClusterState {
         self.partitions = partitions
         self.writer = writer
         self.applied = applied
+        metaPositions = applied
+        logEntries = Array(repeating: -1, count: partitions)
         parts = Array(repeating: ClusterPartition(), count: partitions)
         webhookScope = WebhookScope(partitions: partitions)
         periodMs = max(1, Int64(1000 / max(1, tickHz)))

@@ -48,9 +48,11 @@ extension RedisCommandLog {
                 state.parts[partition].tripApplied = id
             }
         }
-        // Each applied partition's own watermark: the read's time, unless it brought a full COUNT.
+        // Each applied partition's own watermark: the read's time, unless it brought a full COUNT;
+        // and, unless it did, the round it was read to its end in (late joiners wait for it).
         for p in 0..<state.partitions where state.parts[p].phase == .applied && batch.epochs.indices.contains(p) && batch.epochs[p] == state.parts[p].epoch {
             state.parts[p].watermark = max(state.parts[p].watermark, batch.full[p] ?? batch.time)
+            if batch.full[p] == nil { state.parts[p].drainedRound = max(state.parts[p].drainedRound, batch.round) }
         }
         state.readTime = max(state.readTime, batch.time)
         state.watermark = max(state.watermark, batch.watermark)

@@ -16,33 +16,29 @@ import TrackHubStore
 /// makes the same calls to `Trip.tick` and `apply` in the same order as the owner, so it sends
 /// the same frames (t, seq, position) and events (n) from then on.
 extension RedisCommandLog {
-    /// The lease thread's report (on the service thread).
-    func leasesReported(_ round: PartitionLeases.Round) {
-        let now = services.clock.wallMillis()
-        let owned = round.owned ?? []
-        for p in 0..<state.partitions {
-            let owns = owned.contains(p)
-            if state.parts[p].owned && !owns { state.parts[p].lastUsed = now }  // let go after the idle time
-            state.parts[p].owned = owns
-            if owns && state.parts[p].phase == .idle { startApplying(p) }
-        }
-        if round.owned != nil { state.ownershipKnown = true }
-        updateWebhookScope()
-    }
-
+    /// PROTOCOL 15, "Late joiners see the present": a request about a trip is run once this
+    /// node applies the trip's partition and has read it to its end in a read round begun
+    /// after the request arrived (`ClusterLogReader.roundsStarted`), with the trip's grid
+    /// ticks caught up to that point: so a subscribe or GET here shows what every other hub
+    /// has shown, not the partition's snapshot (a partition just taken over or tailed) nor a
+    /// trip whose ticks since its last entry have not run yet. A partition that is applied and
+    /// has been read to its end since it was installed answers a trip it knows at once.
     func usingTrip(_ trip: String, reply: Reply, now: Int64, _ then: @escaping () -> Void) {
         let p = state.partition(of: trip)
         state.parts[p].lastUsed = now
-        // Applied here: at once, unless the trip is not known yet (made through another hub a
-        // moment ago): then once the partition is applied up to the request's arrival.
+        let run = { [self] in
+            catchUpTicks(of: trip)
+            then()
+        }
         let part = state.parts[p]
-        if part.phase == .applied && part.waiting.isEmpty && state.readyAfterStore.isEmpty && (services.trips[trip] != nil || part.watermark >= now) {
-            return then()
+        if part.isPresent && part.waiting.isEmpty && state.readyAfterStore.isEmpty && services.trips[trip] != nil {
+            return run()
         }
         guard state.parts[p].waiting.count < ClusterPartition.maxWaiting else {
             return services.replies.answerFailure(reply, ProtocolError(.unavailable, "too many requests waiting for partition \(p) of the cluster log; try again"))
         }
-        state.parts[p].waiting.append(ClusterState.AwaitingLog(upTo: now, since: now, reply: reply, then: then))
+        let round = state.reader?.roundsStarted ?? 0
+        state.parts[p].waiting.append(ClusterPartition.Awaiting(afterRound: round, since: now, reply: reply, then: run))
         if state.parts[p].phase == .idle { startApplying(p) }
     }
 
@@ -60,10 +56,10 @@ extension RedisCommandLog {
         }
         for p in 0..<state.partitions where !state.parts[p].waiting.isEmpty {
             let part = state.parts[p]
-            var still: [ClusterState.AwaitingLog] = []
+            var still: [ClusterPartition.Awaiting] = []
             state.parts[p].waiting = []
             for item in part.waiting {
-                if part.phase == .applied && part.watermark >= item.upTo {
+                if part.hasApplied(arrivedAtRound: item.afterRound) {
                     ready.append(item.then)
                 } else if now - item.since > ClusterPartition.loadTimeoutMs {
                     services.replies.answerFailure(item.reply, ProtocolError(.unavailable, "this hub has not caught up with partition \(p) of the cluster log within \(ClusterPartition.loadTimeoutMs / 1000) s; try again"))
@@ -134,9 +130,12 @@ extension RedisCommandLog {
         }
         if !records.isEmpty { services.storage.persist(records) { _ in } }
         state.parts[p].epoch += 1
+        state.parts[p].snapshotPosition = snapshot.position
         state.parts[p].tripApplied = snapshot.position
         state.parts[p].watermark = snapshot.watermark
         state.parts[p].phase = .applied
+        // Read before the reset: a round counted after this may read from the snapshot's position.
+        state.parts[p].installedRound = state.reader?.roundsStarted ?? 0
         state.reader?.reset(partition: p, after: snapshot.position, epoch: state.parts[p].epoch)
         updateWebhookScope()
     }
@@ -172,7 +171,7 @@ extension RedisCommandLog {
             guard ownedSet.contains(p) else { continue }
             byPartition[p, default: []].append((entry.trip, entry.createdAt, entry.riderJSON, entry.frameSeq, entry.segmentSeq, entry.nextTickAt, entry.endedAt, entry.recentEvents))
         }
-        let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark) }
+        let heads = owned.map { (p: $0, position: state.parts[$0].tripApplied, watermark: state.parts[$0].watermark, replaced: state.parts[$0].snapshotPosition) }
         var metaSnapshot: ClusterSnapshot?
         if ownedSet.contains(0) {
             let shares = services.shares.links.all.filter { !ShareLinks.hasExpired($0, nowMs: now) }.map(ClusterSnapshot.ShareRecord.init)
@@ -180,13 +179,17 @@ extension RedisCommandLog {
         }
         let captured = byPartition
         let meta = metaSnapshot
+        let metaReplaced = state.metaPositions
         let nodeID = state.nodeID
         let store = services.storage.store
         state.snapshotInFlight = true
         DispatchQueue.global(qos: .utility).async { [self] in
-            var written = 0
+            var written: [(p: Int, position: StreamID, replaced: StreamID)] = []
+            var metaWritten = false
+            var redis: RedisClient?
             do {
-                let redis = try RedisClient(seeds: seeds, timeoutMs: 5000)
+                let client = try RedisClient(seeds: seeds, timeoutMs: 5000)
+                redis = client
                 for head in heads {
                     let trips = try (captured[head.p] ?? []).map { item in
                         ClusterSnapshot.TripRecord(
@@ -196,20 +199,40 @@ extension RedisCommandLog {
                             trail: try store.recentFixes(tripID: item.0.id, count: 100).map { .init(fix: $0.fix, refusal: $0.refusal) })
                     }
                     let snapshot = PartitionSnapshot(partition: head.p, position: head.position, watermark: head.watermark, writtenBy: nodeID, trips: trips)
-                    let reply = try redis.command([Array(redis: "SET"), Array(redis: PartitionSnapshot.key(head.p)), try snapshot.encoded()])
-                    if reply.text == "OK" { written += 1 }
+                    let reply = try client.command([Array(redis: "SET"), Array(redis: PartitionSnapshot.key(head.p)), try snapshot.encoded()])
+                    if reply.text == "OK" { written.append((head.p, head.position, head.replaced)) }
                 }
                 if let meta {
-                    _ = try redis.command([Array(redis: "SET"), Array(redis: ClusterLog.metaSnapshotKey), try meta.encoded()])
+                    let reply = try client.command([Array(redis: "SET"), Array(redis: ClusterLog.metaSnapshotKey), try meta.encoded()])
+                    // The floor follows the meta snapshot it protects readers of (`LogTrim`).
+                    if reply.text == "OK" { metaWritten = try client.command(LogTrim.writeMetaFloorCommand(metaReplaced)).text == "OK" }
                 }
             } catch {
                 logWarning("cluster snapshot not written: \(error)")
             }
-            let count = written
+            if let redis, !written.isEmpty { trimBelowSnapshots(written, over: redis) }
+            let done = written
+            let newMeta = metaWritten ? meta : nil
             services.inbox.run { [self] in
                 state.snapshotInFlight = false
-                if count > 0 { counters.snapshotsWritten += 1 }
+                if !done.isEmpty { counters.snapshotsWritten += 1 }
+                for head in done where state.parts[head.p].snapshotPosition < head.position { state.parts[head.p].snapshotPosition = head.position }
+                if let newMeta { state.metaPositions = newMeta.positions }
             }
+        }
+    }
+
+    /// Off the service thread, after the snapshots were written: each written partition's log
+    /// trimmed below the snapshot it replaced and the meta floor (`LogTrim`), in one pipeline.
+    private func trimBelowSnapshots(_ written: [(p: Int, position: StreamID, replaced: StreamID)], over redis: RedisClient) {
+        do {
+            let metaFloor = try LogTrim.readMetaFloor(redis)
+            let trims = written.compactMap { head in
+                LogTrim.floor(partition: head.p, replacedSnapshot: head.replaced, metaFloor: metaFloor).map { LogTrim.command(partition: head.p, below: $0) }
+            }
+            if !trims.isEmpty { _ = try redis.pipeline(trims) }
+        } catch {
+            logWarning("cluster log not trimmed below its snapshots: \(error)")
         }
     }
 }

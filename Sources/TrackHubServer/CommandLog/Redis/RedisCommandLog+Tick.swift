@@ -29,6 +29,18 @@ extension RedisCommandLog {
         state.lastGridTick = max(state.lastGridTick, lastDue)
     }
 
+    /// Runs the trip's grid ticks due up to now, as far as its partition's log has been read
+    /// (the limit `tickGrid` would reach): the grid visits a trip only in its own phase, so a
+    /// trip just installed or replayed may owe ticks (and the events they send) for up to a
+    /// tick period. A request about it (`usingTrip`) runs them first, and shows the present.
+    func catchUpTicks(of trip: String) {
+        let p = state.partition(of: trip)
+        guard state.parts[p].phase == .applied, services.trips[trip] != nil else { return }
+        let limit = min(services.clock.wallMillis(), state.readTime, state.parts[p].watermark)
+        guard limit != .min else { return }
+        advanceTicks(of: trip, through: limit)
+    }
+
     /// Runs a trip's due grid ticks up to `limit` (inclusive), in order.
     func advanceTicks(of id: String, through limit: Int64) {
         while let due = services.trips[id]?.nextTickAt, due <= limit {

@@ -96,6 +96,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
 
     func fleetMembers(_ local: [FleetMember], now: Int64) -> [FleetMember] {
         guard let fleet = state.fleet else { return local }
+        fenceLapsedLeases()  // publishing is an owner's work
         var mine: [Int: [FleetMember]] = [:]
         for p in 0..<state.partitions where state.parts[p].owned && state.parts[p].phase == .applied { mine[p] = [] }
         for member in local {
@@ -114,11 +115,13 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
     }
 
     func housekeeping(now: Int64) {
+        fenceLapsedLeases()  // before any owner's work, should the fence's timer not have run yet
         requestEndsOfArrivedTrips(now: now)
         expirePendingCommands(now: now)
         runAwaitingLog(now: now)
         runWaitingForPartitions(now: now)
         stopApplyingIdlePartitions(now: now)
+        readLogLengthsIfDue(now: now)
         if now / 30_000 != (now - 500) / 30_000 {
             state.endsRequested.removeAll()  // a lost end is asked again
             state.devices.pruneSightings(appliedBefore: state.watermark)
@@ -149,7 +152,8 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             guard state.isCaughtUpOnOwned(now: now) else { return .catchingUp }
             state.startedUp = true
         }
-        return state.isCaughtUp(now: now) ? .ok : .catchingUp  // catching up: the log reader is behind
+        guard state.isCaughtUp(now: now) else { return .catchingUp }  // the log reader is behind
+        return hasOversizedLog ? .degraded : .ok
     }
 
     var hasUnansweredCommands: Bool { !state.pending.isEmpty || !state.awaitingLog.isEmpty }
@@ -162,7 +166,13 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
             + PrometheusText.metric("trackhub_cluster_partitions_owned", "gauge", "Partitions of the log this node owns (applies, snapshots, delivers the webhooks of, publishes the fleet positions of).", Double(state.parts.filter(\.owned).count))
             + PrometheusText.metric("trackhub_cluster_partitions_applied", "gauge", "Partitions this node applies now: those it owns and those its own clients use.", Double(state.parts.filter { $0.phase == .applied }.count))
+<<<<<<< HEAD
             + ackSurvivalMetrics
+=======
+            + PrometheusText.gauges(
+                "trackhub_cluster_log_entries", "Entries in each partition's log stream (XLEN, read every few seconds); it is trimmed only below the partition's snapshots.",
+                label: "partition", state.logEntries.enumerated().filter { $0.element >= 0 }.map { (String($0.offset), Double($0.element)) })
+>>>>>>> 95865adad38a20b559957e5a3e69efa38c4fb0e9
     }
 
     /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
