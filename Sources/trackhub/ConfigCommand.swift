@@ -62,12 +62,8 @@ enum ConfigCommand {
             ("cluster", "", "redis://HOST:PORT: be one node of several (docs/cluster.md)"),
             ("cluster-partitions", "\(d.clusterPartitions)", "streams of the shared log, the same on every node"),
             ("cluster-snapshot-interval", duration(d.clusterSnapshotIntervalMs), "how often a state snapshot goes to Redis"),
-<<<<<<< HEAD
-            ("cluster-lease", duration(d.clusterLeaseMs), "how long a hub owns a partition without renewing"),
-            ("cluster-replicas", "\(d.clusterReplicas)", "replicas that must confirm a log entry before its ack"),
-=======
             ("cluster-lease", duration(d.clusterLeaseMs), "a dead hub's partitions are taken over within it"),
->>>>>>> 95865adad38a20b559957e5a3e69efa38c4fb0e9
+            ("cluster-replicas", "\(d.clusterReplicas)", "replicas that must confirm a log entry before its ack"),
             ("max-message", bytes(d.maxMessageBytes), "a client message; past it: close 1009"),
             ("max-body", bytes(d.maxBodyBytes), "an HTTP body; past it: 413"),
             ("max-route-points", "\(d.maxRoutePoints)", "points of a route"),

@@ -92,16 +92,11 @@ enum ServeCommand {
       --cluster-snapshot-interval DURATION
                                 how often a partition's owner writes its snapshot to Redis
                                 (default 30s)
-<<<<<<< HEAD
-      --cluster-lease DURATION  how long a hub owns a partition without renewing (default 5s):
-                                a dead hub's partitions are taken over within it
+      --cluster-lease DURATION  a dead hub's partitions are taken over within it (default 5s):
+                                its lease keys live half of it, renewed every tenth
       --cluster-replicas N      ack or answer a command only once N replicas of the log's Redis
                                 confirmed its entry (WAIT), else 503 after 1 s (default 0); what
                                 an ack survives is logged and in /metrics (docs/cluster.md)
-=======
-      --cluster-lease DURATION  a dead hub's partitions are taken over within it (default 5s):
-                                its lease keys live half of it, renewed every tenth
->>>>>>> 95865adad38a20b559957e5a3e69efa38c4fb0e9
 
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)

@@ -32,9 +32,9 @@ extension RedisCommandLog {
     /// (before it: a hub crash only).
     var ackSurvivalMetrics: String {
         let survival = state.ackSurvival ?? AckSurvival(masters: [], replicasRequired: services.config.clusterReplicas)
-        var out = "# HELP trackhub_cluster_ack_survives 1 when an acked command survives this failure with the cluster log's Redis settings as last read (PROTOCOL 15).\n# TYPE trackhub_cluster_ack_survives gauge\n"
-        for (event, value) in survival.metrics { out += "trackhub_cluster_ack_survives{event=\"\(event)\"} \(PrometheusText.format(value))\n" }
-        return out
+        return PrometheusText.gauges(
+            "trackhub_cluster_ack_survives", "1 when an acked command survives this failure with the cluster log's Redis settings as last read (PROTOCOL 15).",
+            label: "event", survival.metrics.map { ($0.event, $0.value) })
     }
 
     /// The writer's word on a command's entry: on as many replicas as `--cluster-replicas`

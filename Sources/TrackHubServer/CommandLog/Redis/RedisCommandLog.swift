@@ -166,13 +166,10 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         Self.metricsText(up: state.isHealthy, lagMs: state.watermark == .min ? nil : now - state.watermark, counters: counters)
             + PrometheusText.metric("trackhub_cluster_partitions_owned", "gauge", "Partitions of the log this node owns (applies, snapshots, delivers the webhooks of, publishes the fleet positions of).", Double(state.parts.filter(\.owned).count))
             + PrometheusText.metric("trackhub_cluster_partitions_applied", "gauge", "Partitions this node applies now: those it owns and those its own clients use.", Double(state.parts.filter { $0.phase == .applied }.count))
-<<<<<<< HEAD
-            + ackSurvivalMetrics
-=======
             + PrometheusText.gauges(
                 "trackhub_cluster_log_entries", "Entries in each partition's log stream (XLEN, read every few seconds); it is trimmed only below the partition's snapshots.",
                 label: "partition", state.logEntries.enumerated().filter { $0.element >= 0 }.map { (String($0.offset), Double($0.element)) })
->>>>>>> 95865adad38a20b559957e5a3e69efa38c4fb0e9
+            + ackSurvivalMetrics
     }
 
     /// The cluster's lines of /metrics. `lagMs` nil: nothing applied yet (no log time), -1.
