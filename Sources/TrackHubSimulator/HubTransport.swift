@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// The real transport: one WebSocket per rider on one `LWSClientHost`, and HTTP requests on
 /// a small pool of threads with the blocking `HTTPClient`.
@@ -11,7 +11,7 @@ public final class HubTransport: SimulationTransport {
     private let target: WebSocketTarget
     private let http: HTTPClient
     private let useLibev: Bool
-    private let state = Mutex<State>(State())
+    private let state = HubMutex<State>(State())
     private let requests = DispatchGroup()
     private let requestQueue = DispatchQueue(label: "trackhub.simulate.http", attributes: .concurrent)
     private let requestSlots = DispatchSemaphore(value: 8)
@@ -122,11 +122,11 @@ public final class HubTransport: SimulationTransport {
 /// Receives the WebSocket client's callbacks (on its service thread) and forwards them.
 private final class ClientDelegate: WebSocketClientDelegate {
     // Weak: the host keeps its delegate; the transport keeps the host.
-    private let transport: Mutex<WeakTransport>
+    private let transport: HubMutex<WeakTransport>
 
     private struct WeakTransport { weak var value: HubTransport? }
 
-    init(transport: HubTransport) { self.transport = Mutex(WeakTransport(value: transport)) }
+    init(transport: HubTransport) { self.transport = HubMutex(WeakTransport(value: transport)) }
 
     private func forward(_ id: ConnectionID, _ make: (Int) -> TransportEvent) {
         guard let transport = transport.withLock({ $0.value }), let rider = transport.rider(of: id) else { return }

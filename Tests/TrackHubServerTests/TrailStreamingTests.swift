@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -273,7 +273,7 @@ import TrackHubTesting
 
     /// Open TCP connections to the hub from loopback, as its host counts them (read on the service thread).
     static func openConnections(_ hub: TestHub) throws -> Int {
-        let count = Mutex<Int?>(nil)
+        let count = HubMutex<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
         hub.hub.services.inbox.run {
             count.withLock { $0 = (hub.hub.services.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 
 /// Partition ownership (PROTOCOL 15) on a thread and connection of its own: each partition has
 /// a lease key in Redis (`trackhub:{p<p>}:lease`, value the owner's node id, `PX` the lease),
@@ -38,7 +38,7 @@ final class PartitionLeases: Sendable {
     private let partitions: Int
     private let leaseMs: Int64
     private let report: @Sendable (Round) -> Void
-    private let stopping = Mutex(false)
+    private let stopping = HubMutex(false)
     private let stopped = DispatchSemaphore(value: 0)
 
     init(seeds: [RedisAddress], nodeID: String, partitions: Int, leaseMs: Int64, report: @escaping @Sendable (Round) -> Void) {
