@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over every Swift test target (issue 39). Not part of scripts/test.sh: the
-# build (~4 min) and the run (~6 min, TSan slows everything 5-15x) on the 2-core machine
-# would take the test command past 30 minutes; run this before every stop instead.
+# build (2-4 min) and the tests (3.5-6 min under TSan) on the 2-core machine would take the
+# ~20-minute test command to the edge of its 30 minutes; run this before every stop instead.
 #
 # Builds into its own scratch path (.build/tsan) so the normal and ASan builds stay warm, with
 # -DTRACKHUB_TSAN so `HubMutex` tells TSan about the futex lock it cannot see
 # (Sources/TrackHubSync/HubMutex.swift, docs/architecture.md "Threads"); runs the tests with
 # scripts/tsan.supp; prints the number of reports; exits non-zero if any report (or test
-# failure) remains. The full output is kept in .build/tsan/tsan-test.log.
+# failure) remains. The full output is kept in .build/tsan/tsan-test.log. Extra arguments go
+# to `swift test` (e.g. `scripts/tsan.sh --filter TrackHubStoreTests`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"

@@ -6,8 +6,10 @@ import Synchronization
 /// library, so a `--sanitize=thread` build sees no synchronisation at all and reports every
 /// access inside `withLock` as a race (bench/tsan-repro shows it). Built with
 /// `-Xswiftc -DTRACKHUB_TSAN` (scripts/tsan.sh does), `withLock` tells ThreadSanitizer
-/// "acquired" on entry and "released" on exit, on the guarded value's own address, so only
-/// accesses made outside the lock are reported. Without the flag it is exactly `Mutex`.
+/// "acquired" on entry and "released" on exit, on a byte of this lock's own, so only accesses
+/// made outside the lock are reported. Without the flag it is exactly `Mutex`, at no cost.
+/// `@unchecked Sendable` as `Mutex` is: the value is only reached with the lock held (the
+/// token pointer is only handed to TSan).
 public struct HubMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     @usableFromInline let mutex: Mutex<Value>
     #if TRACKHUB_TSAN
@@ -48,6 +50,9 @@ public struct HubMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 }
 
 #if TRACKHUB_TSAN
+// The TSan runtime's own C entry points, linked in a --sanitize=thread build only (hence the
+// flag); one pointer argument and no result, passed alike by Swift's and C's conventions.
+
 /// ThreadSanitizer's annotation: the calling thread now sees every write released on `address`.
 @usableFromInline @_silgen_name("__tsan_acquire")
 func tsanAcquire(_ address: UnsafeMutableRawPointer)

@@ -317,7 +317,14 @@ final class KeepAliveConnection {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { throw HTTPTestClient.Failure(description: "connection closed before the whole answer") }
+            // Which of the two ended it, and how far it got: a close and a missed deadline
+            // (EAGAIN, e.g. under ThreadSanitizer's slowdown) have different causes.
+            if n == 0 {
+                throw HTTPTestClient.Failure(description: "connection closed before the whole answer (\(response.count) bytes read)")
+            }
+            if n < 0 {
+                throw HTTPTestClient.Failure(description: "no whole answer: recv failed, errno \(errno) (\(response.count) bytes read)")
+            }
             response.append(contentsOf: buffer[0..<n])
             if let parsed = HTTPTestClient.parse(response), let separator = response.range(of: Data("\r\n\r\n".utf8)) {
                 return (String(decoding: response[..<separator.lowerBound], as: UTF8.self), parsed.body)
