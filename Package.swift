@@ -2,6 +2,8 @@
 import PackageDescription
 
 // Layers, from the bottom up:
+//   TrackHubSync      `HubMutex`, the one lock type: `Mutex` plus the edges ThreadSanitizer
+//                     cannot see (scripts/tsan.sh); depends on nothing
 //   TrackHubCore      pure Swift, no I/O, no C: geodesy, routes, animation, trips, fleet clustering
 //   TrackHubProtocol  the wire format of PROTOCOL.md: JSON parsing, validation, message encoding,
 //                     and `ServerMessage`, the one reader of the hub's messages (simulator, load, tests)
@@ -67,31 +69,32 @@ let package = Package(
             path: "Sources/CRoutino",
             providers: [.apt(["libroutino-dev"])]
         ),
+        .target(name: "TrackHubSync"),
         .target(name: "TrackHubCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TrackHubProtocol", dependencies: ["TrackHubCore"], linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "CSQLite"]),
+        .target(name: "TrackHubStore", dependencies: ["TrackHubCore", "TrackHubSync", "CSQLite"]),
         .target(name: "TrackHubRedis", dependencies: ["CHiredis"]),
-        .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "CLibWebSockets"]),
-        .target(name: "TrackHubRouting", dependencies: ["TrackHubCore", "CRoutino"]),
+        .target(name: "TrackHubLWS", dependencies: ["TrackHubProtocol", "TrackHubSync", "CLibWebSockets"]),
+        .target(name: "TrackHubRouting", dependencies: ["TrackHubCore", "TrackHubSync", "CRoutino"]),
         .target(name: "TrackHubCrypto", dependencies: ["CCrypto"]),
         .target(name: "TrackHubCurl", dependencies: ["CCurl"]),
         .target(
             name: "TrackHubServer",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "TrackHubRouting", "TrackHubCrypto", "TrackHubCurl"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubStore", "TrackHubRedis", "TrackHubLWS", "TrackHubRouting", "TrackHubCrypto", "TrackHubCurl", "TrackHubSync"]
         ),
         .target(
             name: "TrackHubSimulator",
-            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubLWS"]
+            dependencies: ["TrackHubCore", "TrackHubProtocol", "TrackHubLWS", "TrackHubSync"]
         ),
         .target(name: "TrackHubCLI", dependencies: ["CYAML"]),
         .target(
             name: "TrackHubTesting",
-            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubRouting", "TrackHubCLI"]
+            dependencies: ["TrackHubServer", "TrackHubProtocol", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubRouting", "TrackHubCLI", "TrackHubSync"]
         ),
         .executableTarget(name: "trackhub", dependencies: ["TrackHubServer", "TrackHubRouting", "TrackHubCurl", "TrackHubLWS", "TrackHubStore", "TrackHubRedis", "TrackHubSimulator", "TrackHubCLI"]),
         .executableTarget(
             name: "trackhub-load",
-            dependencies: ["TrackHubProtocol", "TrackHubLWS", "TrackHubCLI"]
+            dependencies: ["TrackHubProtocol", "TrackHubLWS", "TrackHubCLI", "TrackHubSync"]
         ),
         .executableTarget(
             name: "TrackHubBench",
@@ -100,12 +103,12 @@ let package = Package(
         ),
         .testTarget(name: "TrackHubCoreTests", dependencies: ["TrackHubCore"]),
         .testTarget(name: "TrackHubProtocolTests", dependencies: ["TrackHubProtocol"]),
-        .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore"]),
+        .testTarget(name: "TrackHubStoreTests", dependencies: ["TrackHubStore", "TrackHubSync"]),
         .testTarget(name: "TrackHubCLITests", dependencies: ["TrackHubCLI"]),
         .testTarget(name: "TrackHubSimulatorTests", dependencies: ["TrackHubSimulator", "TrackHubTesting"]),
         .testTarget(
             name: "TrackHubServerTests",
-            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubRouting", "TrackHubCrypto", "TrackHubCLI", "TrackHubTesting"]
+            dependencies: ["TrackHubServer", "TrackHubLWS", "TrackHubProtocol", "TrackHubRedis", "TrackHubRouting", "TrackHubCrypto", "TrackHubCLI", "TrackHubTesting", "TrackHubSync"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,10 +1,10 @@
-import Synchronization
+import TrackHubSync
 
 /// Signals seen by libwebsockets' own event loop. The libev loop lws creates installs a
 /// SIGINT watcher of its own, which would take SIGINT away from the process's handler;
 /// the host passes lws a `signal_cb` that forwards every such signal here instead.
 public enum EventLoopSignals {
-    private static let handler = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+    private static let handler = HubMutex<(@Sendable (Int32) -> Void)?>(nil)
 
     /// Called (on the service thread) for each signal lws's event loop catches.
     public static func setHandler(_ body: @escaping @Sendable (Int32) -> Void) {

@@ -1,6 +1,6 @@
 import CLibWebSockets
 import Foundation
-import Synchronization
+import TrackHubSync
 
 /// What a WebSocket client connection reports. Calls come on the client's service thread.
 public protocol WebSocketClientDelegate: AnyObject, Sendable {
@@ -78,7 +78,7 @@ public final class LWSClientHost: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private var thread: Thread?
-    private let finished = Mutex<Bool>(false)
+    private let finished = HubMutex<Bool>(false)
     private let finishedSignal = DispatchSemaphore(value: 0)
 
     private enum Command {
@@ -92,7 +92,7 @@ public final class LWSClientHost: @unchecked Sendable {
         var nextID: UInt64 = 1
         var destroyed = false
     }
-    private let inbox = Mutex<Inbox>(Inbox())
+    private let inbox = HubMutex<Inbox>(Inbox())
 
     // Service-thread state.
     private var sockets: [ConnectionID: OpaquePointer] = [:]
@@ -121,7 +121,7 @@ public final class LWSClientHost: @unchecked Sendable {
     /// Creates the context and starts its thread.
     public func start() throws {
         let ready = DispatchSemaphore(value: 0)
-        let failed = Mutex<Bool>(false)
+        let failed = HubMutex<Bool>(false)
         let thread = Thread { [self] in
             trackhub_lws_quiet_logs()
             protocols[0].name = UnsafePointer(protocolName)

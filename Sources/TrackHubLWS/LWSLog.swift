@@ -1,6 +1,6 @@
 import CLibWebSockets
 import Foundation
-import Synchronization
+import TrackHubSync
 
 /// Where libwebsockets' own log lines go (process-wide in lws): the server host installs its
 /// `ServerHostOptions.logs` when it starts. The hub routes them through its logger.
@@ -47,7 +47,7 @@ enum LWSLog {
         var held: [pthread_t: Held] = [:]
     }
 
-    private static let state = Mutex<State>(State())
+    private static let state = HubMutex<State>(State())
 
     /// Installs `sink` and the levels (errors and warnings; NOTICE too when it wants them).
     static func route(_ sink: LWSLogSink) {

@@ -1,6 +1,7 @@
 import CLibWebSockets
 import Foundation
 import Synchronization
+import TrackHubSync
 
 /// The thin layer between libwebsockets and the hub: it owns the lws context, turns C
 /// callbacks into Swift calls on `ServerHostDelegate`, and turns the delegate's answers
@@ -55,7 +56,7 @@ public final class LWSServerHost: ServerHost, @unchecked Sendable {
 
     /// Held while another thread calls `lws_cancel_service`, so the context is not destroyed
     /// under it (`wake`, `destroyContext`).
-    let lifecycle = Mutex<Lifecycle>(Lifecycle())
+    let lifecycle = HubMutex<Lifecycle>(Lifecycle())
     /// What `lifecycle` guards: the context's existence itself (`context`, `destroyed`).
     struct Lifecycle {}
     /// Set once by `requestStop` (any thread); read on every wake-up without the lock, which

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import TrackHubCore
+import TrackHubSync
 
 /// The one place searches run (PROTOCOL 16): a serial queue off the service thread with
 /// three bounds, so that a new search is answered within `startDeadline` whatever other
@@ -44,7 +44,7 @@ public final class RouterQueue: Sendable {
     /// How long a search may wait for its turn, in nanoseconds of the monotonic clock.
     public let startDeadlineNanos: UInt64
     private let queue = DispatchQueue(label: "trackhub.router")
-    private let pending = Mutex(Pending())
+    private let pending = HubMutex(Pending())
     /// The monotonic clock the start deadline is measured on, in nanoseconds (a test's own).
     private let nanosNow: @Sendable () -> UInt64
 

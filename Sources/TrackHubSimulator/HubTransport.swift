@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// The real transport: one WebSocket per rider (and one per customer following a stop, the
 /// rider's links) on one `LWSClientHost`, and HTTP requests on a small pool of threads with
@@ -15,7 +15,7 @@ public final class HubTransport: SimulationTransport {
     private let token: String?
     private let http: HTTPClient
     private let useLibev: Bool
-    private let state = Mutex<State>(State())
+    private let state = HubMutex<State>(State())
     private let requests = DispatchGroup()
     private let requestQueue = DispatchQueue(label: "trackhub.simulate.http", attributes: .concurrent)
     private let requestSlots = DispatchSemaphore(value: 8)
@@ -162,11 +162,11 @@ public final class HubTransport: SimulationTransport {
 /// Receives the WebSocket client's callbacks (on its service thread) and forwards them.
 private final class ClientDelegate: WebSocketClientDelegate {
     // Weak: the host keeps its delegate; the transport keeps the host.
-    private let transport: Mutex<WeakTransport>
+    private let transport: HubMutex<WeakTransport>
 
     private struct WeakTransport { weak var value: HubTransport? }
 
-    init(transport: HubTransport) { self.transport = Mutex(WeakTransport(value: transport)) }
+    init(transport: HubTransport) { self.transport = HubMutex(WeakTransport(value: transport)) }
 
     private func forward(_ owner: ConnectionOwner?, _ make: (ConnectionOwner) -> TransportEvent) {
         guard let transport = transport.withLock({ $0.value }), let owner else { return }

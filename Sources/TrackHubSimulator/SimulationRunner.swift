@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TrackHubSync
 
 /// Drives a `Simulation` against a transport in real time: feeds it transport events and the
 /// wall clock, carries out its actions, and reports its stats once a second.
@@ -10,7 +11,7 @@ public final class SimulationRunner: @unchecked Sendable {
     private var simulation: Simulation
     private let transport: SimulationTransport
     private let clock: @Sendable () -> Int64
-    private let inbox = Mutex<[TransportEvent]>([])
+    private let inbox = HubMutex<[TransportEvent]>([])
     private let stopRequested = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// The simulator's one-line status: the run's counters, the fixes sent per second since the
 /// previous line (what a newcomer watches move), and, when the command asks, the hub's
@@ -45,7 +46,7 @@ public struct StatusLine: Sendable {
 public final class HubViewers: Sendable {
     private let http: HTTPClient
     private let ownConnections: @Sendable () -> Int
-    private let latest = Mutex<Int?>(nil)
+    private let latest = HubMutex<Int?>(nil)
     private let started = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     private let wake = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import TrackHubCore
+import TrackHubSync
 
 /// A `TripStore` in memory: nothing survives the process. It completes batches
 /// asynchronously on its own queue, like the durable stores do, so the hub's
@@ -32,11 +33,11 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
         var webhooks = WebhookStoredState()
     }
 
-    private let state = Mutex<State>(State())
+    private let state = HubMutex<State>(State())
     private let queue = DispatchQueue(label: "trackhub.memory-store")
     private let failing = Atomic<Bool>(false)
     private let readsFailing = Atomic<Bool>(false)
-    private let trailGate = Mutex<ReadGate?>(nil)
+    private let trailGate = HubMutex<ReadGate?>(nil)
     /// Fixes kept per trip; past it the oldest are forgotten (default 100 000).
     public let maxFixesPerTrip: Int
     /// Events kept per trip; past it the oldest are forgotten, so `events(after:)` starts later.
@@ -64,7 +65,7 @@ public final class MemoryTripStore: TripStore, WebhookPositionStore {
     /// Reads waiting at the gate now.
     public var heldReads: Int { heldReadCount.load(ordering: .relaxed) }
 
-    private let readGate = Mutex<Bool>(false)
+    private let readGate = HubMutex<Bool>(false)
     private let readGateOpened = DispatchSemaphore(value: 0)
     private let heldReadCount = Atomic<Int>(0)
 
@@ -303,7 +304,7 @@ public final class ReadGate: Sendable {
         /// number waiting: `open` may then signal more than needed, which is harmless).
         var waiting = 0
     }
-    private let state = Mutex(State())
+    private let state = HubMutex(State())
     private let arrived = DispatchSemaphore(value: 0)
     private let admitted = DispatchSemaphore(value: 0)
 

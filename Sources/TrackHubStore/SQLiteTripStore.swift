@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TrackHubCore
+import TrackHubSync
 
 /// A store that can delete ended trips after the retention period (PROTOCOL 5, `--retain-days`).
 public protocol RetainingTripStore: AnyObject, Sendable {
@@ -74,7 +75,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         var closed = false
     }
 
-    private let pending = Mutex(Pending())
+    private let pending = HubMutex(Pending())
     private let wake = DispatchSemaphore(value: 0)
     private let writerStopped = DispatchSemaphore(value: 0)
     private let healthy = Atomic<Bool>(true)
@@ -82,8 +83,8 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     private let writer: SQLiteWriter
     /// Runs the WAL checkpoints off the writer's commits.
     private let checkpointer: SQLiteCheckpointer
-    private let reader: Mutex<SQLiteReader>
-    private let closeOnce = Mutex(false)
+    private let reader: HubMutex<SQLiteReader>
+    private let closeOnce = HubMutex(false)
 
     /// Opens (creating if needed) the store in `directory`.
     /// - Throws: `StoreError.unusable(path:reason:)` naming the directory or the database file
@@ -107,7 +108,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             checkpointer = try SQLiteCheckpointer(path: path, synchronous: synchronous.rawValue, writer: connection)
             let readConnection = try SQLiteConnection(path: path, readOnly: true)
             try readConnection.exec("PRAGMA busy_timeout=5000")
-            reader = Mutex(SQLiteReader(connection: readConnection))
+            reader = HubMutex(SQLiteReader(connection: readConnection))
         } catch {
             throw StoreError.unusable(path: path, reason: error.message)
         }

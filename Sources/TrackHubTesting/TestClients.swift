@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import TrackHubLWS
 import TrackHubProtocol
+import TrackHubSync
 
 /// WebSocket test clients on one libwebsockets client context (poll loop). Each
 /// connection's messages are kept in order; tests wait for them with deadlines.
@@ -17,7 +17,7 @@ public final class TestClients: WebSocketClientDelegate, @unchecked Sendable {
         var inbox: [ConnectionID: [[UInt8]]] = [:]
         var closed: [ConnectionID: (code: UInt16?, reason: String)] = [:]
     }
-    private let state = Mutex(State())
+    private let state = HubMutex(State())
     private let condition = NSCondition()
     /// The client host every connection of this set runs on.
     public private(set) var host: LWSClientHost!

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
+import TrackHubSync
 
 /// The few HTTP calls a run makes (create and end trips, read `/metrics`), off the event loop.
 struct HubHTTP: Sendable {
@@ -25,7 +26,7 @@ struct HubHTTP: Sendable {
             request.httpBody = Data(json.utf8)
         }
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Response?>(nil)
+        let result = HubMutex<Response?>(nil)
         let task = URLSession.shared.dataTask(with: request) { data, response, _ in
             if let http = response as? HTTPURLResponse {
                 result.withLock { $0 = Response(status: http.statusCode, body: data ?? Data()) }

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import TrackHubCore
 import TrackHubProtocol
+import TrackHubSync
 
 extension LoadRun {
     /// Creates this shard's trips over HTTP (`POST /v1/trips` with the route), before any
@@ -18,7 +18,7 @@ extension LoadRun {
                 config: TripConfig(waitAtWaypoints: false), stops: stops.details)
             return String(decoding: ClientRequestBodies.createTrip(request), as: UTF8.self)
         }
-        let failed = Mutex<[Int]>([])
+        let failed = HubMutex<[Int]>([])
         _ = HubHTTP.forEach(bodies.count) { i in
             let ok = http(ids[i]).request("POST", "/v1/trips", json: bodies[i])?.status == 201
             if !ok { failed.withLock { $0.append(i) } }

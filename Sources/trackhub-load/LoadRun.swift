@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// One run of the generator in this process: every connection on one libwebsockets client
 /// context (the libev loop) and its one service thread.
@@ -30,8 +31,8 @@ final class LoadRun: WebSocketClientDelegate, @unchecked Sendable {
     let viewerEndpoints: [WebSocketURL]
     /// Per partition, where its trips' couriers and viewers connect (`--partition-url`; empty: unused).
     let partitionEndpoints: [WebSocketURL]
-    let control = Mutex(Control())
-    let progress = Mutex(Progress())
+    let control = HubMutex(Control())
+    let progress = HubMutex(Progress())
     var host: LWSClientHost?
 
     // The timeline, in wall-clock microseconds; fixed before the loop starts.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TrackHubSync
 import TrackHubCore
 import TrackHubProtocol
 
@@ -59,7 +59,7 @@ extension LoadRun {
         }
         let ids = jobs.map { trips[$0.trip].id }
         let bodies = jobs.map { #"{"stop":"\#(StopLinkPlan.id($0.stop))","visible_within_stops":\#(StopLinkPlan.visibleWithinStops)}"# }
-        let tokens = Mutex<[Int: String]>([:])
+        let tokens = HubMutex<[Int: String]>([:])
         counters.httpFailures += HubHTTP.forEach(jobs.count) { i in
             guard let answer = http(ids[i]).request("POST", "/v1/trips/\(ids[i])/share", json: bodies[i]), answer.status == 201,
                   let token = (try? JSONParser().parse(Array(answer.body)))?["token"]?.stringValue else { return false }

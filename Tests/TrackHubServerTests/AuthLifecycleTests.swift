@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCLI
 import TrackHubLWS
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -182,7 +182,7 @@ import TrackHubTesting
 
     /// Reads hub state on its service thread.
     func onServiceThread<T: Sendable>(_ hub: TestHub, _ read: @escaping @Sendable (Hub) -> T) throws -> T {
-        let box = Mutex<T?>(nil)
+        let box = HubMutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let target = hub.hub
         target.services.inbox.run {

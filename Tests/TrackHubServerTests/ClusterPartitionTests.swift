@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCore
 import TrackHubRedis
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -11,7 +11,7 @@ import TrackHubTesting
 @Suite(.serialized) struct ClusterPartitionTests {
     /// Lease keepers of three nodes with a 1 s lease, each report kept.
     final class Owned: Sendable {
-        let set = Mutex<Set<Int>>([])
+        let set = HubMutex<Set<Int>>([])
     }
 
     final class Node: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCLI
 import TrackHubRedis
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -14,7 +14,7 @@ import TrackHubTesting
         let writer = ClusterLogWriter(seeds: [redis.address])
         writer.start()
         defer { writer.stop() }
-        let acked = Mutex<[StreamID]>([])
+        let acked = HubMutex<[StreamID]>([])
         for i in 0..<500 {
             let command = ClusterCommand(kind: .end, trip: "trip-\(i % 7)", origin: "test", request: Int64(i))
             writer.append(partition: ClusterLog.partition(of: command.partitionKey, partitions: 4), payload: command.encoded()) { result in
@@ -45,7 +45,7 @@ import TrackHubTesting
         writer.start()
         defer { writer.stop() }
         func append() throws -> Result<StreamID, RedisError> {
-            let outcome = Mutex<Result<StreamID, RedisError>?>(nil)
+            let outcome = HubMutex<Result<StreamID, RedisError>?>(nil)
             writer.append(partition: 0, payload: Array("{}".utf8)) { result in outcome.withLock { $0 = result } }
             var result: Result<StreamID, RedisError>?
             try waitUntil("append answered") {

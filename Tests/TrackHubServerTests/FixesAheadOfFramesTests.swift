@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Testing
 import TrackHubLWS
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -157,6 +157,6 @@ import TrackHubTesting
 
 /// A value shared between the test and the fake host's service thread.
 private final class Box<Value: Sendable>: Sendable {
-    let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
+    let value: HubMutex<Value>
+    init(_ value: Value) { self.value = HubMutex(value) }
 }

@@ -5,6 +5,7 @@ import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubRouting
+import TrackHubSync
 import TrackHubTesting
 @testable import TrackHubServer
 
@@ -45,7 +46,7 @@ final class GatedRouter: Router, @unchecked Sendable {
     let name = "gated"
     let maxSnapDistanceM = 500.0
     let maxPoints = 50
-    let ran = Mutex(0)
+    let ran = HubMutex(0)
     let gate = DispatchSemaphore(value: 0)
     let releaseAll = Atomic<Bool>(false)
 
@@ -63,7 +64,7 @@ final class GatedRouter: Router, @unchecked Sendable {
         let router = GatedRouter()
         let queue = RouterQueue(router: router, limit: 20)
         #expect(queue.perOwnerLimit == 2)
-        let done = Mutex(0)
+        let done = HubMutex(0)
         var refusals: [RouterQueue.Refusal?] = []
         for _ in 0..<3 { refusals.append(queue.search(Self.query, owner: "a") { _, _, _ in done.withLock { $0 += 1 } }) }
         #expect(refusals == [nil, nil, .ownerShareFull])
@@ -79,7 +80,7 @@ final class GatedRouter: Router, @unchecked Sendable {
     @Test func aSearchWhoseClientHasGoneIsDroppedUnrun() throws {
         let router = GatedRouter()
         let queue = RouterQueue(router: router, limit: 10)
-        let results = Mutex<[RouterQueue.Skipped?]>([])
+        let results = HubMutex<[RouterQueue.Skipped?]>([])
         _ = queue.search(Self.query) { _, skipped, _ in results.withLock { $0.append(skipped) } }  // holds the queue
         _ = queue.search(Self.query, owner: "gone", isWanted: { false }) { _, skipped, _ in results.withLock { $0.append(skipped) } }
         router.releaseAll.store(true, ordering: .relaxed)
@@ -94,7 +95,7 @@ final class GatedRouter: Router, @unchecked Sendable {
         // The queue's clock is the test's: 1 s passes while the first search runs.
         let clock = Atomic<UInt64>(0)
         let queue = RouterQueue(router: router, limit: 10, startDeadlineSeconds: 0.5, nanosNow: { clock.load(ordering: .relaxed) })
-        let results = Mutex<[(RouterQueue.Skipped?, Result<FoundRoute, RouterError>)]>([])
+        let results = HubMutex<[(RouterQueue.Skipped?, Result<FoundRoute, RouterError>)]>([])
         _ = queue.search(Self.query) { result, skipped, _ in results.withLock { $0.append((skipped, result)) } }
         _ = queue.search(Self.query) { result, skipped, _ in results.withLock { $0.append((skipped, result)) } }
         try waitUntil("the first search running") { router.ran.withLock { $0 } == 1 }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Testing
+import TrackHubSync
 @testable import TrackHubLWS
 
 /// PROTOCOL 14: an address that cannot be bound is the hub's one line, not libwebsockets'
@@ -9,7 +9,7 @@ import Testing
 @Suite struct ListenFailureTests {
     /// A sink that keeps what it is given.
     final class Captured: Sendable {
-        let lines = Mutex<[(LWSLogLevel, String)]>([])
+        let lines = HubMutex<[(LWSLogLevel, String)]>([])
         var sink: LWSLogSink {
             LWSLogSink(wantsNotices: { false }, emit: { level, text in self.lines.withLock { $0.append((level, text)) } })
         }

@@ -1,14 +1,14 @@
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 @testable import TrackHubServer
 
 /// A `ClusterLogReader` of every partition from the start, for the Redis tests: it keeps
 /// the commands it read and the highest watermark, and hands each batch straight back.
 final class LogTail: Sendable {
     private final class Collected: Sendable {
-        let commands = Mutex<[ClusterCommand]>([])
-        let watermark = Mutex<Int64>(.min)
-        let reader = Mutex<ClusterLogReader?>(nil)
+        let commands = HubMutex<[ClusterCommand]>([])
+        let watermark = HubMutex<Int64>(.min)
+        let reader = HubMutex<ClusterLogReader?>(nil)
     }
     private let collected = Collected()
 

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import Testing
 import TrackHubRedis
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -51,7 +51,7 @@ import TrackHubTesting
         let writer = ClusterLogWriter(seeds: cluster.masters)
         writer.start()
         defer { writer.stop() }
-        let acked = Mutex<[StreamID]>([])
+        let acked = HubMutex<[StreamID]>([])
         func append(_ range: Range<Int>) throws {
             for i in range {
                 let command = ClusterCommand(kind: .end, trip: "trip-\(i % 11)", origin: "test", request: Int64(i))

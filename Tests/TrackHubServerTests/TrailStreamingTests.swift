@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
 import TrackHubStore
+import TrackHubSync
 @testable import TrackHubServer
 import TrackHubTesting
 
@@ -273,7 +273,7 @@ import TrackHubTesting
 
     /// Open TCP connections to the hub from loopback, as its host counts them (read on the service thread).
     static func openConnections(_ hub: TestHub) throws -> Int {
-        let count = Mutex<Int?>(nil)
+        let count = HubMutex<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
         hub.hub.services.inbox.run {
             count.withLock { $0 = (hub.hub.services.host as? LWSServerHost)?.connectionCount(from: "127.0.0.1") }
@@ -317,7 +317,14 @@ final class KeepAliveConnection {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { throw HTTPTestClient.Failure(description: "connection closed before the whole answer") }
+            // Which of the two ended it, and how far it got: a close and a missed deadline
+            // (EAGAIN, e.g. under ThreadSanitizer's slowdown) have different causes.
+            if n == 0 {
+                throw HTTPTestClient.Failure(description: "connection closed before the whole answer (\(response.count) bytes read)")
+            }
+            if n < 0 {
+                throw HTTPTestClient.Failure(description: "no whole answer: recv failed, errno \(errno) (\(response.count) bytes read)")
+            }
             response.append(contentsOf: buffer[0..<n])
             if let parsed = HTTPTestClient.parse(response), let separator = response.range(of: Data("\r\n\r\n".utf8)) {
                 return (String(decoding: response[..<separator.lowerBound], as: UTF8.self), parsed.body)

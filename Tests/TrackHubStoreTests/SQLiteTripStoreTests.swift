@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCore
+import TrackHubSync
 @testable import TrackHubStore
 
 /// What only the SQLite store does: its files, reopening, group commit, its write queue's
@@ -213,7 +213,7 @@ import TrackHubCore
         let store = try SQLiteTripStore(directory: dir.path, maxPendingRecords: 10)
         defer { store.close() }
         let release = store.pauseWriter()
-        let outcomes = Mutex<[(Int, Bool)]>([])
+        let outcomes = HubMutex<[(Int, Bool)]>([])
         let done = DispatchSemaphore(value: 0)
         for i in 0..<4 {
             let records = (0..<4).map { StoreRecord.fix(tripID: "t", fix: fix(0, ts: t0 + Int64(i * 10 + $0), seq: Int64(i * 10 + $0)), refusal: nil, receivedAt: t0) }
@@ -244,7 +244,7 @@ import TrackHubCore
         appendAndWait(store, [.tripState(old, createdAt: t0, riderJSON: nil)] + events.map { .event(tripID: "old", n: $0.n, encoded: [0]) })
         let before = store.committedTransactions
         let done = DispatchSemaphore(value: 0)
-        let purged = Mutex<[String]>([])
+        let purged = HubMutex<[String]>([])
         // Not yet due: nothing goes.
         store.purgeEnded(before: t0 + 1_000_000, batch: 4) { ids in purged.withLock { $0 = ids }; done.signal() }
         done.wait()

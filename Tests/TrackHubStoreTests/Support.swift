@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 import TrackHubCore
+import TrackHubSync
 @testable import TrackHubStore
 
 /// A fresh temporary directory, removed by `cleanUp()`.
@@ -22,7 +22,7 @@ struct TempDir {
 @discardableResult
 func appendAndWait(_ store: any TripStore, _ records: [StoreRecord]) -> Result<Void, StoreError> {
     let done = DispatchSemaphore(value: 0)
-    let result = Mutex<Result<Void, StoreError>?>(nil)
+    let result = HubMutex<Result<Void, StoreError>?>(nil)
     store.append(records) { outcome in
         result.withLock { $0 = outcome }
         done.signal()

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 import TrackHubCore
+import TrackHubSync
 @testable import TrackHubStore
 
 /// The stores the contract runs over: every `TripStore` the hub can be given.
@@ -95,7 +95,7 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     @Test(arguments: StoreBackend.allCases)
     func completionsRunInSubmissionOrder(_ backend: StoreBackend) throws {
         try backend.withStore { store throws in
-            let order = Mutex<[Int]>([])
+            let order = HubMutex<[Int]>([])
             let done = DispatchSemaphore(value: 0)
             let count = 2000
             for i in 0..<count {

@@ -1,5 +1,5 @@
-import Synchronization
 import TrackHubStore
+import TrackHubSync
 
 /// The share links issued and the ones revoked (PROTOCOL 13), as the command log holds
 /// them. Token checks read it on every request (`TokenVerifier`), so it is a `Mutex`-guarded
@@ -16,9 +16,9 @@ import TrackHubStore
 /// (docs/share-links.md, docs/cluster.md). The same bound holds there: each node forgets
 /// expired links, and a snapshot holds only links not yet expired.
 final class ShareLinks: Sendable {
-    private let links = Mutex<[String: StoredShare]>([:])
+    private let links = HubMutex<[String: StoredShare]>([:])
     /// When expired links were last forgotten (ms), so the sweep runs about once a minute.
-    private let lastSweep = Mutex<Int64>(0)
+    private let lastSweep = HubMutex<Int64>(0)
 
     init() {}
 

@@ -1,8 +1,8 @@
 import Dispatch
-import Synchronization
 import TrackHubCore
 import TrackHubLWS
 import TrackHubProtocol
+import TrackHubSync
 
 /// The fleet channel (PROTOCOL section 8): the viewports watched, the clustering index and
 /// `GET /v1/fleet/clusters`.
@@ -25,7 +25,7 @@ final class FleetService: @unchecked Sendable {
     private var state = FleetState()
     /// Builds the fleet index on the fleet queue, one build at a time, reusing what the
     /// riders that did not move left from the last build (the lock is never contended).
-    private let builder = Mutex(FleetIndexBuilder())
+    private let builder = HubMutex(FleetIndexBuilder())
     /// The markers of every partition, given this hub's own: the command log's
     /// `fleetMembers` (a cluster adds the other hubs' from Redis). Set by the hub once it is
     /// built: the log is made lazily, after the services, and needs the hub.

@@ -1,6 +1,6 @@
-import Synchronization
 import TrackHubProtocol
 import TrackHubStore
+import TrackHubSync
 
 /// The GPX and CSV bodies of `GET /v1/trips/{id}/trail?format=` (PROTOCOL 14), written page
 /// by page in one pass of a `TrailPager`, so memory stays bounded by the page.
@@ -19,7 +19,7 @@ final class TrailExportStream: Sendable {
     private let server: String
     /// True when the whole trail is in the first page: the body can then be sent whole.
     let fitsInOnePage: Bool
-    private let state: Mutex<State>
+    private let state: HubMutex<State>
 
     /// Reads the store's mark and the first page.
     init(
@@ -31,7 +31,7 @@ final class TrailExportStream: Sendable {
         self.format = format
         self.server = server
         fitsInOnePage = pager.fitsInOnePage
-        state = Mutex(State(pager: pager))
+        state = HubMutex(State(pager: pager))
     }
 
     /// The next part of the body; nil once it is complete. Reads at most one page.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TrackHubSync
 
 /// The hub's one service thread: it sets the loop up, runs it until it is asked to stop,
 /// tears down, and tells the thread that started it when it is up (or why it could not
@@ -7,7 +7,7 @@ import Synchronization
 final class ServiceThread: Sendable {
     private let started = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    private let startError = Mutex<String?>(nil)
+    private let startError = HubMutex<String?>(nil)
 
     /// Starts the thread and returns once `setUp` has run on it: `setUp`'s error is thrown
     /// here (and `run`, `tearDown` never run). Then `run` (the loop, until stopped) and

@@ -1,5 +1,5 @@
-import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// Work other threads hand to the hub's service thread (store completions, the fleet
 /// builder, the router, signal handlers): a closure is queued and the loop woken
@@ -9,7 +9,7 @@ import TrackHubLWS
 /// Bounded by what its callers have in flight (each store batch, read and search hands in
 /// one closure), not by clients directly.
 final class ServiceThreadInbox: Sendable {
-    private let queue = Mutex<[@Sendable () -> Void]>([])
+    private let queue = HubMutex<[@Sendable () -> Void]>([])
     private let host: any ServerHost
 
     init(host: any ServerHost) {

@@ -1,6 +1,6 @@
-import Synchronization
 import TrackHubProtocol
 import TrackHubStore
+import TrackHubSync
 
 /// The body of `GET /v1/trips/{id}/trail` (PROTOCOL 5), written page by page so that memory
 /// stays bounded by the page size, not the trail's length.
@@ -31,7 +31,7 @@ final class TrailStream: Sendable {
     private let hasLine: Bool
     /// True when the whole trail is in the first page: the body can then be sent whole.
     let fitsInOnePage: Bool
-    private let state: Mutex<State>
+    private let state: HubMutex<State>
 
     /// Reads the store's mark and the first page; a store failure here can still become an error reply.
     init(store: any TripStore, tripID: String, query: TrailQuery, pageSize: Int = TrailStream.pageSize) throws(StoreError) {
@@ -39,7 +39,7 @@ final class TrailStream: Sendable {
         self.tripID = tripID
         hasLine = pager.firstPage.fixes.count >= 2
         fitsInOnePage = pager.fitsInOnePage
-        state = Mutex(State(pager: pager))
+        state = HubMutex(State(pager: pager))
     }
 
     /// The next part of the body; nil once it is complete. Reads at most one page.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TrackHubSync
 
 /// The process's one logger: every line the hub, the CLI and libwebsockets write to standard
 /// error goes through here, with a time stamp, in the `--log-format`, redacted
@@ -22,7 +22,7 @@ public enum HubLog {
         var secrets: [String] = []
     }
 
-    private static let settings = Mutex(Settings())
+    private static let settings = HubMutex(Settings())
 
     /// Called once by `serve` before the hub starts; `secrets` are redacted literally wherever
     /// they would appear.

@@ -45,9 +45,11 @@ final class StopLinkFanout {
     }
 
     /// Where the marker is against `stop` at `now` (after its `waypoint_reached`): there when
-    /// at rest or within a metre of its along-route point, past beyond that.
+    /// every frame of its animation went out already (`wantsTick` false: not a clock
+    /// comparison, so neither a tick still due nor a cluster's log time can end it early) or
+    /// within a metre of the stop's along-route point, past beyond that.
     private static func approach(_ trip: Trip?, _ stop: StopRef, _ now: Int64) -> StopLinkFollower.Approach {
-        guard let trip, trip.isAnimating(at: now) else { return .there }
+        guard let trip, trip.wantsTick else { return .there }
         guard let along = trip.marker(at: now)?.alongM, let stopAlong = trip.stopProgress(stop, now: now)?.alongM else { return .short }
         if along > stopAlong + 1 { return .past }
         return along >= stopAlong - 1 ? .there : .short
@@ -85,7 +87,7 @@ final class StopLinkFanout {
                 reachedOwnStop = reachedOwnStop || own.isStopReached
             }
             let decided = reachedOwnStop
-                ? link.onReached(markerMoving: trip.isAnimating(at: now))
+                ? link.onReached(markerMoving: trip.wantsTick)
                 : link.onTick(
                     look.sight, etaS: look.etaS, hasFrame: false,
                     remainingPath: look.sight.shown && !link.wasShown ? looks.remainingPath(toward: link) : nil, nowMs: now)

@@ -30,10 +30,15 @@ struct TickSchedule {
 
     /// Sub-ticks per tick: as many as keep the timer at or under ~200 wake-ups per second, at most 20.
     init(tickHz: Int) {
-        phases = max(1, min(20, 200 / max(1, tickHz)))
+        phases = Self.phases(tickHz: tickHz)
         members = Array(repeating: [], count: phases)
         moves = Array(repeating: [:], count: phases)
     }
+
+    /// The `phases` of a schedule at `tickHz`, for a thread other than the service thread: the
+    /// schedule itself is the service thread's (reading it while a sub-tick changes it is a
+    /// race, ThreadSanitizer found one in the tests' `waitForHubTime`).
+    static func phases(tickHz: Int) -> Int { max(1, min(20, 200 / max(1, tickHz))) }
 
     var count: Int { phaseOf.count }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TrackHubSync
 import TrackHubProtocol
 import TrackHubCurl
 import TrackHubRedis
@@ -49,8 +50,8 @@ final class WebhookDispatcher: @unchecked Sendable {
     private let scope: WebhookScope?
     /// The scope the queues were made for.
     private var scopeNow = WebhookScope.Current()
-    private let inbox = Mutex(Inbox())
-    private let published = Mutex("")
+    private let inbox = HubMutex(Inbox())
+    private let published = HubMutex("")
     private let stopped = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
     private let limits: WebhookQueue.Limits

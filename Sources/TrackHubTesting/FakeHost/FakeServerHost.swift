@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import TrackHubLWS
+import TrackHubSync
 
 /// A `ServerHost` with no sockets: the test plays the peers (open, send, stop reading,
 /// close), the hub's writes are recorded per connection, and the timer fires only when the
@@ -38,7 +38,7 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
         /// Every write to any connection, in the order the host made them.
         var writeLog: [(id: ConnectionID, text: String)] = []
     }
-    private let shared = Mutex(Shared())
+    private let shared = HubMutex(Shared())
     private let bell = DispatchSemaphore(value: 0)
     /// Called on the service thread after each write (`onWrite`).
     private var writeHook: (@Sendable (FakeServerHost, ConnectionID, String) -> Void)?
@@ -288,7 +288,7 @@ public final class FakeServerHost: ServerHost, @unchecked Sendable {
     /// Runs `body` on the service thread and returns its result.
     public func onServiceThreadAndWait<Result: Sendable>(_ body: @escaping @Sendable (FakeServerHost) -> Result) -> Result {
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Result?>(nil)
+        let result = HubMutex<Result?>(nil)
         enqueue { host in
             let value = body(host)
             result.withLock { $0 = value }

@@ -25,7 +25,8 @@ extension TestHub {
 
     /// Waits until the hub's own clock has moved on by at least `milliseconds` (its sub-ticks).
     func waitForHubTime(milliseconds: Int) throws {
-        let perSecond = hub.config.tickHz * hub.services.trips.animating.phases
+        // From the config, not `services.trips.animating`: that is the service thread's.
+        let perSecond = hub.config.tickHz * TickSchedule.phases(tickHz: hub.config.tickHz)
         let target = try subTicks() + (milliseconds * perSecond + 999) / 1000
         try waitUntil("the hub to run \(milliseconds) ms") { try subTicks() >= target }
     }

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import TrackHubCore
 import TrackHubRedis
+import TrackHubSync
 
 /// The fleet view in a cluster (PROTOCOL 15: "the fleet view on any hub shows the whole
 /// fleet"): each partition's owner publishes its trips' markers at every fleet tick, one key
@@ -24,7 +24,7 @@ final class ClusterFleet: Sendable {
     private let seeds: [RedisAddress]
     private let partitions: Int
     private let ttlMs: Int64
-    private let shared = Mutex(Shared())
+    private let shared = HubMutex(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 

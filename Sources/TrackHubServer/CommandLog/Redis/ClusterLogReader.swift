@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 
 /// What one read of the log brought: entries in log order per partition, and the watermark.
 struct ClusterReadBatch: Sendable {
@@ -68,11 +68,11 @@ final class ClusterLogReader: Sendable {
     /// Batches the hub may hold at once. Starts at 0 and is signalled twice in `init`:
     /// libdispatch traps when a semaphore is freed below its initial value.
     private let credits = DispatchSemaphore(value: 0)
-    private let positions: Mutex<(ids: [StreamID], epochs: [Int])>
-    private let stopping = Mutex(false)
+    private let positions: HubMutex<(ids: [StreamID], epochs: [Int])>
+    private let stopping = HubMutex(false)
     private let stopped = DispatchSemaphore(value: 0)
     /// Read rounds begun so far (see `roundsStarted`).
-    private let rounds = Mutex(0)
+    private let rounds = HubMutex(0)
 
     /// How many read rounds have begun. A request that reads n here arrived before round n + 1
     /// sent its `XREAD`s, so once a batch of round n + 1 or later has read a partition to its
@@ -93,7 +93,7 @@ final class ClusterLogReader: Sendable {
         self.seeds = seeds
         self.partitions = partitions
         self.keys = (0..<partitions).map { Array(redis: ClusterLog.streamKey($0)) }
-        self.positions = Mutex((after, Array(repeating: 0, count: partitions)))
+        self.positions = HubMutex((after, Array(repeating: 0, count: partitions)))
         self.deliver = deliver
         self.connectionChanged = connectionChanged
         credits.signal()

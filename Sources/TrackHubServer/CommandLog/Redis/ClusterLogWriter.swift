@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 
 /// Appends commands to the cluster log on its own thread and connection.
 ///
@@ -37,7 +37,7 @@ final class ClusterLogWriter: Sendable {
     private let seeds: [RedisAddress]
     /// `--cluster-replicas`: replicas that must confirm an entry before it completes.
     private let replicasRequired: Int
-    private let state = Mutex(State())
+    private let state = HubMutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 

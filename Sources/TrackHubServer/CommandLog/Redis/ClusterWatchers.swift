@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 
 /// Which trips are watched on the other hubs of a cluster (PROTOCOL 18: "in cluster mode on
 /// any hub, known to the others within 5 s"), so that the hub holding a courier's connection
@@ -40,7 +40,7 @@ final class ClusterWatchers: Sendable {
 
     private let seeds: [RedisAddress]
     private let nodeID: String
-    private let shared = Mutex(Shared())
+    private let shared = HubMutex(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
 

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import TrackHubRedis
+import TrackHubSync
 
 /// Partition ownership (PROTOCOL 15) on a thread and connection of its own: each partition has
 /// a lease key in Redis (`trackhub:{p<p>}:lease`, value the owner's node id), which its owner
@@ -46,7 +46,7 @@ final class PartitionLeases: Sendable {
     /// The key life, round pause, fence and timeout derived from `--cluster-lease`.
     private let pacing: LeasePacing
     private let report: @Sendable (Round) -> Void
-    private let stopping = Mutex(false)
+    private let stopping = HubMutex(false)
     private let stopped = DispatchSemaphore(value: 0)
 
     init(seeds: [RedisAddress], nodeID: String, partitions: Int, leaseMs: Int64, report: @escaping @Sendable (Round) -> Void) {

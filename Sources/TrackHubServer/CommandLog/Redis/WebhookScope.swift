@@ -1,4 +1,4 @@
-import Synchronization
+import TrackHubSync
 
 /// Cluster mode: whose webhooks this node delivers (PROTOCOL 12 and 15: "the owner of the
 /// event's partition delivers it"). The service thread sets the partitions this node owns
@@ -15,7 +15,7 @@ final class WebhookScope: Sendable {
     }
 
     let partitionCount: Int
-    private let current = Mutex(Current())
+    private let current = HubMutex(Current())
 
     init(partitions: Int) {
         partitionCount = partitions
