@@ -12,27 +12,16 @@ central Helsinki, where those roads are. Run after `swift build -c release`:
 """
 import json
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-BIN = subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=REPO, text=True).strip()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from screenshot_common import BASEMAP_DRAWN, BIN, REPO, free_port, start_chromium, start_hub, wait_script  # noqa: E402
 
 # The fleet view's centre: a little west and south of the sample roads' middle, which leaves
 # them clear of the card on the left and shows their denser southern half.
@@ -49,23 +38,15 @@ def in_helsinki(port, trip):
 
 def wait_for_basemap(driver):
     """Until the vector basemap has drawn road lines (the tiles failed, as offline)."""
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
-        "const b = window.trackhubBasemap; return !!b && b.state === 'vector' && b.linesDrawn > 0;"))
+    wait_script(driver, BASEMAP_DRAWN)
 
 
 def main():
     port = free_port()
-    data = tempfile.mkdtemp(prefix="trackhub-shots-")
-    hub = subprocess.Popen([f"{BIN}/trackhub", "serve", "--listen", f"127.0.0.1:{port}", "--data", data],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
-    assert "listening on" in hub.stdout.readline()
+    hub = start_hub(port, "trackhub-shots-")
     sim = subprocess.Popen([f"{BIN}/trackhub", "simulate", "--hub", f"ws://127.0.0.1:{port}", "--riders", "40",
                             "--speedup", "4", "--seed", "7"], stderr=subprocess.DEVNULL, cwd=REPO)
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
-                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = start_chromium()
     try:
         deadline = time.monotonic() + 60
         trips = []

@@ -18,66 +18,23 @@ Run after `swift build -c release`:
     python3 scripts/stop_screenshots.py
 """
 import json
-import math
 import os
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 from websockets.sync.client import connect
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-BIN = subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=REPO, text=True).strip()
-SECRET = "screenshot-secret-at-least-32-bytes-long"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from screenshot_common import (BASEMAP_DRAWN, REPO, SECRET, helsinki_route, http, hub_and_browser,  # noqa: E402
+                               line_length, point_along, shoot as shoot_page, size_to, token, wait_script)
+
 TRIP = "round-7"
 SPEED_MPS = 4.0
 STEP_M = 50
 # Along the street: two customers' stops, then the destination (the third customer) at its end.
 STOPS = {"order-1041": 250, "order-1042": 550}
 DESKTOP, PHONE = (1280, 800), (390, 844)
-
-
-def dist_m(a, b):
-    lon1, lat1, lon2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    s = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
-    return 2 * 6371008.8 * math.asin(min(1.0, math.sqrt(s)))
-
-
-def line_length(line):
-    return sum(dist_m(line[i], line[i + 1]) for i in range(len(line) - 1))
-
-
-def point_along(line, d):
-    for i in range(len(line) - 1):
-        seg = dist_m(line[i], line[i + 1])
-        if d <= seg or i == len(line) - 2:
-            f = 0 if seg == 0 else min(1.0, d / seg)
-            return [line[i][0] + (line[i + 1][0] - line[i][0]) * f, line[i][1] + (line[i + 1][1] - line[i][1]) * f]
-        d -= seg
-    return list(line[-1])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def token(scope):
-    return subprocess.check_output([f"{BIN}/trackhub", "token", "--secret", SECRET, "--scope", scope, "--trip", "*"], text=True).strip()
-
-
-def http(base, method, path, bearer, body=None):
-    req = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(), method=method,
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {bearer}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.loads(r.read())
 
 
 def until(what, check, timeout=30):
@@ -117,24 +74,13 @@ class Courier:
                 self.request({"op": "proceed", "trip": TRIP})
 
 
-def size_to(driver, size):
-    driver.set_window_size(*size)
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight];")
-    driver.set_window_size(2 * size[0] - inner[0], 2 * size[1] - inner[1])
-
-
 def page_ready(driver, js_condition):
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
-        "const b = window.trackhubBasemap; return !!b && b.state === 'vector' && b.linesDrawn > 0;"))
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script(js_condition))
+    wait_script(driver, BASEMAP_DRAWN)
+    wait_script(driver, js_condition)
 
 
 def shoot(driver, url, size, js_condition, name):
-    size_to(driver, size)
-    driver.get(url)
-    page_ready(driver, js_condition)
-    time.sleep(2)  # let the marker settle and the basemap finish drawing, for the picture only
-    driver.save_screenshot(os.path.join(REPO, "docs", name))
+    shoot_page(driver, url, size, os.path.join(REPO, "docs", name), js_condition, drawn=BASEMAP_DRAWN)
     print("wrote docs/" + name)
 
 
@@ -146,23 +92,9 @@ ARRIVED = "return document.querySelector(\"[data-testid='eta']\").textContent ==
 
 
 def main():
-    with open(os.path.join(REPO, "web-client", "basemap.json"), encoding="utf-8") as f:
-        streets = [line for feat in json.load(f)["features"] if feat["properties"]["class"] == "street"
-                   for line in feat["geometry"]["coordinates"]]
-    route = max(streets, key=line_length)
+    route = helsinki_route()
     length = line_length(route)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    data = tempfile.mkdtemp(prefix="trackhub-stop-shots-")
-    hub = subprocess.Popen([f"{BIN}/trackhub", "serve", "--listen", f"127.0.0.1:{port}", "--data", data, "--jwt-secret", SECRET],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
-    assert "listening on" in hub.stdout.readline()
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
-                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
+    with hub_and_browser("trackhub-stop-shots-", "--jwt-secret", SECRET) as (port, base, driver):
         admin = token("admin")
         waypoints = []
         for sid, along in STOPS.items():
@@ -201,10 +133,6 @@ def main():
         shoot(driver, url, DESKTOP, ARRIVED, "stop-link-arrived.png")
         shoot(driver, url, PHONE, ARRIVED, "stop-link-arrived-phone.png")
         courier.ws.close()
-    finally:
-        driver.quit()
-        hub.terminate()
-        hub.wait(timeout=20)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,48 @@ def coordinates(value):
     return found
 
 
+class StreetDriving:
+    """What the test classes here share (mixed in before unittest.TestCase): a condition
+    polled with a deadline, and a courier driving trip M1 up the street (`self.hub`,
+    `self.admin`, its clients closed after the test in `self.clients`)."""
+
+    def wait_for(self, what, check, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            got = check()
+            if got:
+                return got
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)  # polling interval of a condition with a deadline, not a synchronisation
+
+    def drive_street(self, courier_token, battery=None, fixed=None, holding=None, stepped=None):
+        """Fixes every 100 m up the street, 10 s apart in the courier's time, each ack awaited;
+        after each ack `fixed(along)`; at a stop the courier stands until the hub holds there,
+        then `holding(along)` and `proceed`; after each step `stepped(along)`."""
+        courier = WS(self.hub, courier_token)
+        self.clients.append(courier)
+        ts = int(time.time() * 1000) - 600_000
+        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
+            lat, lon = point(along)
+            fix = {"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1, "duration_ms": 200}
+            if battery is not None:
+                fix["battery"] = battery
+            ack = courier.request(fix)
+            self.assertEqual(ack["type"], "ack", ack)
+            if fixed:
+                fixed(along)
+            if along in STOPS.values():
+                self.wait_for(f"holding at {along} m", lambda: call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["status"] == "holding")
+                if holding:
+                    holding(along)
+                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
+            if stepped:
+                stepped(along)
+
+
 @unittest.skipIf(hubproc.trackhub_binary() is None, hubproc.SKIP_MESSAGE)
-class StopLinkTest(unittest.TestCase):
+class StopLinkTest(StreetDriving, unittest.TestCase):
     def setUp(self):
         self.hub = HubUnderTest(SECRET)
         self.clients = []
@@ -116,16 +156,6 @@ class StopLinkTest(unittest.TestCase):
         status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, body)
         self.assertEqual(status, 201, doc)
         return doc
-
-    def wait_for(self, what, check, timeout=20):
-        deadline = time.monotonic() + timeout
-        while True:
-            got = check()
-            if got:
-                return got
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.05)  # polling interval of a condition with a deadline, not a synchronisation
 
     def assert_clear(self, body, others, where):
         for lat, lon in coordinates(body):
@@ -157,20 +187,9 @@ class StopLinkTest(unittest.TestCase):
                 self.assert_clear(body, others[name], f"{name} at {where}")
 
         look("before the first fix")
-        courier = WS(self.hub, self.hub.courier_token)
-        self.clients.append(courier)
-        ts = int(time.time() * 1000) - 600_000
-        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
-            lat, lon = point(along)
-            ack = courier.request({"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1,
-                                   "duration_ms": 200})
-            self.assertEqual(ack["type"], "ack", ack)
-            if along in STOPS.values():
-                # The courier hands over the order and goes on.
-                self.wait_for(f"holding at {along} m", lambda: call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["status"] == "holding")
-                look(f"holding at {along} m")
-                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
-            look(f"{along} m")
+        # At each stop the courier hands over the order and goes on.
+        self.drive_street(self.hub.courier_token, holding=lambda along: look(f"holding at {along} m"),
+                          stepped=lambda along: look(f"{along} m"))
         self.wait_for("arrival", lambda: call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["status"] == "arrived")
         look("arrived")
 
@@ -227,17 +246,7 @@ class StopLinkTest(unittest.TestCase):
             snapshot = ws.request({"op": "subscribe", "trip": "M1", "mode": mode})
             self.assertEqual(snapshot["type"], "snapshot", snapshot)
             links[(stop, mode)] = ws
-        courier = WS(self.hub, self.hub.courier_token)
-        self.clients.append(courier)
-        ts = int(time.time() * 1000) - 600_000
-        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
-            lat, lon = point(along)
-            ack = courier.request({"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1,
-                                   "duration_ms": 200})
-            self.assertEqual(ack["type"], "ack", ack)
-            if along in STOPS.values():
-                self.wait_for(f"holding at {along} m", lambda: call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["status"] == "holding")
-                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
+        self.drive_street(self.hub.courier_token)
         for key, ws in links.items():
             ended = ws.until(lambda m: m.get("type") == "unsubscribed", timeout=30)
             self.assertEqual(ended[-1]["reason"], "arrived", key)
@@ -328,7 +337,7 @@ class Link:
         return f"link for {self.stop} ({self.mode})"
 
 
-class LiveLinkCase(unittest.TestCase):
+class LiveLinkCase(StreetDriving, unittest.TestCase):
     """Driving a trip along the street and reading what its stop links received."""
 
     hub = None
@@ -337,16 +346,6 @@ class LiveLinkCase(unittest.TestCase):
     def tearDown(self):
         for c in getattr(self, "clients", []):
             c.close()
-
-    def wait_for(self, what, check, timeout=20):
-        deadline = time.monotonic() + timeout
-        while True:
-            got = check()
-            if got:
-                return got
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(0.05)  # polling interval of a condition with a deadline, not a synchronisation
 
     def link(self, token, stop, mode="frames", visible_within=0, hub=None):
         link = Link(hub or self.hub, token, stop, mode, visible_within)
@@ -366,22 +365,11 @@ class LiveLinkCase(unittest.TestCase):
         """Fixes every 100 m up the street (each one animated to its end before the next), the
         courier standing at each stop until the hub holds there, then `proceed`; to arrival.
         The links are read after every step."""
-        courier = WS(self.hub, courier_token)
-        self.clients.append(courier)
-        ts = int(time.time() * 1000) - 600_000
-        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
-            lat, lon = point(along)
-            ack = courier.request({"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1,
-                                   "duration_ms": 200, "battery": 55})
-            self.assertEqual(ack["type"], "ack", ack)
-            self.wait_for(f"the marker at {along} m", lambda: self.marker_at(along))
-            if along in STOPS.values():
-                self.wait_for(f"holding at {along} m", lambda: self.trip_state()["status"] == "holding")
-                for link in links:
-                    link.drain()
-                self.assertEqual(courier.request({"op": "proceed", "trip": "M1"})["type"], "ack")
+        def drain(_along):
             for link in links:
                 link.drain()
+        self.drive_street(courier_token, battery=55, holding=drain, stepped=drain,
+                          fixed=lambda along: self.wait_for(f"the marker at {along} m", lambda: self.marker_at(along)))
         self.wait_for("arrival", lambda: self.trip_state()["status"] == "arrived")
         for link in links:
             link.wait_end()

@@ -36,12 +36,10 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import test_web_client as base  # noqa: E402  (a module, so its test class is not collected here)
-from hubs import Courier, hub_under_test, serve_supports  # noqa: E402
+from hubs import hub_under_test, serve_supports  # noqa: E402
 
 if base.HAVE_SELENIUM:
-    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
 ROUTE = base.ROUTE
 DESKTOP = (1280, 900)
@@ -67,17 +65,12 @@ def serve_args(stale_after_s):
 
 
 @unittest.skipIf(SKIP_REASON is not None, SKIP_REASON or "")
-class CourierSignalPagesTest(unittest.TestCase):
-    driver = None
+class CourierSignalPagesTest(base.PageTestHelpers, unittest.TestCase):
+    SHOT_PREFIX = "signal"
 
     @classmethod
     def setUpClass(cls):
         cls.driver = base.start_chromium(*DESKTOP)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
 
     def setUp(self):
         stale_after = FLEET_STALE_AFTER_S if self._testMethodName.startswith("test_fleet") else STALE_AFTER_S
@@ -92,34 +85,7 @@ class CourierSignalPagesTest(unittest.TestCase):
         self.hub.close()
         self.driver.set_window_size(*DESKTOP)
 
-    # ---- helpers ------------------------------------------------------------------------
-    def use_size(self, size):
-        self.size = size
-        self.driver.set_window_size(*size)
-        inner = self.driver.execute_script("return [window.innerWidth, window.innerHeight];")
-        if inner != list(size):
-            self.driver.set_window_size(2 * size[0] - inner[0], 2 * size[1] - inner[1])
-
-    def shot(self, name):
-        try:
-            self.driver.save_screenshot(os.path.join(base.ARTIFACTS, f"signal-{self.size[0]}x{self.size[1]}-{name}.png"))
-        except Exception:
-            pass
-
-    def wait(self, cond, timeout=15, message=""):
-        try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
-        except TimeoutException:
-            self.shot("timeout")
-            raise AssertionError(f"timed out after {timeout}s waiting for: {message}")
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def attr(self, testid, name):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
-                       testid, name)
-
+    # ---- helpers (and base.PageTestHelpers') -----------------------------------------------
     def shown_text(self, testid):
         """The element's text if it is there and not hidden, else None."""
         return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`);"
@@ -132,11 +98,6 @@ class CourierSignalPagesTest(unittest.TestCase):
         """N of "Last update N seconds ago", or None while it is not shown."""
         m = LAST_UPDATE.search(self.shown_text("last-update") or "")
         return int(m.group(1)) if m else None
-
-    def courier(self):
-        c = Courier(self.hub.ws_url, token=self.hub.courier_token)
-        self.couriers.append(c)
-        return c
 
     def share(self, trip):
         req = urllib.request.Request(f"{self.hub.base_url}/v1/trips/{trip}/share", data=b"{}", method="POST",

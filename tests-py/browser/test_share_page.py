@@ -24,13 +24,11 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import test_web_client as base  # noqa: E402  (a module, so its test class is not collected here)
-from hubs import Courier, hub_under_test  # noqa: E402
+from hubs import hub_under_test  # noqa: E402
 from hubproc import mint_token  # noqa: E402  (on the path once hubs is imported)
 
 if base.HAVE_SELENIUM:
-    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
 ROUTE = base.ROUTE
 ROUTE_LEN = base.ROUTE_LEN
@@ -39,17 +37,13 @@ PHONE = (390, 844)
 
 
 @unittest.skipIf(base.SKIP_REASON is not None, base.SKIP_REASON or "")
-class SharePageTest(unittest.TestCase):
-    driver = None
+class SharePageTest(base.PageTestHelpers, unittest.TestCase):
+    SHOT_PREFIX = "share"
+    PROGRESS = "[data-testid='share-card'] [role='progressbar']"
 
     @classmethod
     def setUpClass(cls):
         cls.driver = base.start_chromium(*DESKTOP)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
 
     def setUp(self):
         self.hub = hub_under_test(base.SECRET)
@@ -62,48 +56,7 @@ class SharePageTest(unittest.TestCase):
         self.hub.close()
         self.driver.set_window_size(*DESKTOP)
 
-    # ---- helpers ------------------------------------------------------------------------
-    def use_size(self, size):
-        self.size = size
-        self.driver.set_window_size(*size)
-        # The window's content is the size asked for (a phone's viewport at 390 x 844).
-        inner = self.driver.execute_script("return [window.innerWidth, window.innerHeight];")
-        if inner != list(size):
-            dw, dh = size[0] - inner[0], size[1] - inner[1]
-            self.driver.set_window_size(size[0] + dw, size[1] + dh)
-
-    def shot(self, name):
-        try:
-            self.driver.save_screenshot(os.path.join(base.ARTIFACTS, f"share-{self.size[0]}x{self.size[1]}-{name}.png"))
-        except Exception:
-            pass
-
-    def wait(self, cond, timeout=15, message=""):
-        try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
-        except TimeoutException:
-            self.shot("timeout")
-            raise AssertionError(f"timed out after {timeout}s waiting for: {message}")
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def attr(self, testid, name):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
-                       testid, name)
-
-    def text(self, testid):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.textContent.trim() : null;", testid)
-
-    def marker(self):
-        return self.js("""const e = document.querySelector("[data-testid='rider-marker']");
-                          if (!e || !e.hasAttribute('data-lat')) return null;
-                          return [parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))];""")
-
-    def progress(self):
-        return self.js("""const e = document.querySelector("[data-testid='share-card'] [role='progressbar']");
-                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""")
-
+    # ---- helpers (and base.PageTestHelpers') -----------------------------------------------
     def share(self, trip):
         req = urllib.request.Request(f"{self.hub.base_url}/v1/trips/{trip}/share", data=b"{}", method="POST",
                                      headers={"Authorization": f"Bearer {self.hub.admin_token}", "Content-Type": "application/json"})
@@ -116,11 +69,6 @@ class SharePageTest(unittest.TestCase):
                                      headers={"Authorization": f"Bearer {self.hub.admin_token}"})
         with urllib.request.urlopen(req, timeout=10) as r:
             self.assertEqual(r.status, 200)
-
-    def courier(self):
-        c = Courier(self.hub.ws_url, token=self.hub.courier_token)
-        self.couriers.append(c)
-        return c
 
     def assert_no_csp_violations(self):
         self.assertEqual(self.js("return window.__csp || [];"), [], "CSP violations")

@@ -39,9 +39,7 @@ from hubs import Courier, hub_under_test  # noqa: E402
 import hubproc  # noqa: E402  (on the path once hubs is imported)
 
 if base.HAVE_SELENIUM:
-    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
 DESKTOP = (1280, 800)
 PHONE = (390, 844)
@@ -124,18 +122,15 @@ def jwt_payload(token):
 
 
 @unittest.skipIf(base.SKIP_REASON is not None, base.SKIP_REASON or "")
-class StopPageTest(unittest.TestCase):
-    driver = None
+class StopPageTest(base.PageTestHelpers, unittest.TestCase):
+    SHOT_PREFIX = "stop"
+    WAIT_S = 20
+    PROGRESS = "[data-testid='share-card'] [role='progressbar']"
 
     @classmethod
     def setUpClass(cls):
         cls.driver = base.start_chromium(*DESKTOP, browser_logs=True)
         cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
 
     def setUp(self):
         self.hub = hub_under_test(base.SECRET)
@@ -146,60 +141,18 @@ class StopPageTest(unittest.TestCase):
         self.t0 = int(time.time() * 1000) - 600_000
 
     def tearDown(self):
-        outcome = getattr(self, "_outcome", None)
-        result = getattr(outcome, "result", None) if outcome is not None else None
-        if result is not None and any(t is self for t, _ in (result.failures + result.errors)[-2:]):
-            self.shot("FAILED")
-            try:
-                for entry in self.driver.get_log("browser")[-30:]:
-                    print("browser:", entry.get("level"), entry.get("message"), file=sys.stderr)
-            except Exception:
-                pass
+        if self.failed():
+            self.report_failure()
         for c in self.couriers:
             c.close()
         self.hub.close()
         self.driver.set_window_size(*DESKTOP)
 
-    # ---- helpers ------------------------------------------------------------------------
-    def use_size(self, size):
-        self.size = size
-        self.driver.set_window_size(*size)
-        inner = self.driver.execute_script("return [window.innerWidth, window.innerHeight];")
-        if inner != list(size):
-            self.driver.set_window_size(2 * size[0] - inner[0], 2 * size[1] - inner[1])
-
-    def shot(self, name):
-        try:
-            self.driver.save_screenshot(os.path.join(base.ARTIFACTS, f"stop-{self.size[0]}x{self.size[1]}-{name}.png"))
-        except Exception:
-            pass
-
-    def wait(self, cond, timeout=20, message=""):
-        try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
-        except TimeoutException:
-            self.shot("timeout")
-            raise AssertionError(f"timed out after {timeout}s waiting for: {message() if callable(message) else message}")
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def attr(self, testid, name):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
-                       testid, name)
-
-    def text(self, testid):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.textContent.trim() : null;", testid)
-
+    # ---- helpers (and base.PageTestHelpers') -----------------------------------------------
     def visible_text(self, testid):
         """The element's text if it is shown (not `hidden`, not display: none), else None."""
         return self.js("""const e = document.querySelector(`[data-testid='${arguments[0]}']`);
                           return e && e.offsetParent !== null ? e.textContent.trim() : null;""", testid)
-
-    def marker(self):
-        return self.js("""const e = document.querySelector("[data-testid='rider-marker']");
-                          if (!e || !e.hasAttribute('data-lat')) return null;
-                          return [parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))];""")
 
     def route_left_m(self):
         v = self.attr("route-left", "data-length-m")
@@ -272,10 +225,6 @@ class StopPageTest(unittest.TestCase):
         self.assertEqual(self.route_left_m(), 0.0)
         self.assertIsNone(self.visible_text("stops-before"))
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "[data-testid='destination']")), 1)
-
-    def progress(self):
-        return self.js("""const e = document.querySelector("[data-testid='share-card'] [role='progressbar']");
-                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""")
 
     def assert_shown_at(self, along_m, stops_before):
         """The marker where the courier is, the route to the stop, the stops line, the ETA and

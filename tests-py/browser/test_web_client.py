@@ -247,36 +247,111 @@ def start_chromium(width=1280, height=900, browser_logs=False):
     return driver
 
 
-@unittest.skipIf(SKIP_REASON is not None, SKIP_REASON or "")
-class WebClientTest(unittest.TestCase):
-    driver = None
+class PageTestHelpers:
+    """What the browser suites' test classes share (mixed in before unittest.TestCase): the
+    class's Chromium in `driver` (quit after the class), the test's hub in `hub` and its
+    couriers in `couriers`, and helpers to size the window, take screenshots, await conditions
+    and read the page's hooks (data-testid). Class settings:
+      SHOT_PREFIX   screenshots are test-artifacts/{SHOT_PREFIX}-{w}x{h}-{name}.png at the size
+                    `use_size` set (`self.size`); None: {test method}-{name}.png
+      WAIT_S        the default deadline of `wait`
+      PROGRESS      the progress bar `progress` reads"""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.driver = start_chromium(browser_logs=True)
+    driver = None
+    SHOT_PREFIX = None
+    WAIT_S = 15
+    PROGRESS = "[role='progressbar']"
 
     @classmethod
     def tearDownClass(cls):
         if cls.driver:
             cls.driver.quit()
 
+    def failed(self):
+        """Whether this test has failed or erred (for tearDown)."""
+        outcome = getattr(self, "_outcome", None)
+        result = getattr(outcome, "result", None) if outcome is not None else None
+        return result is not None and any(t is self for t, _ in (result.failures + result.errors)[-2:])
+
+    def report_failure(self):
+        """A screenshot and the browser's last log lines, for a failed test."""
+        self.shot("FAILED")
+        try:
+            for entry in self.driver.get_log("browser")[-30:]:
+                print("browser:", entry.get("level"), entry.get("message"), file=sys.stderr)
+        except Exception:
+            pass
+
+    def courier(self):
+        c = Courier(self.hub.ws_url, token=self.hub.courier_token)
+        self.couriers.append(c)
+        return c
+
+    def use_size(self, size):
+        """The window's content is the size asked for (a phone's viewport at 390 x 844)."""
+        self.size = size
+        self.driver.set_window_size(*size)
+        inner = self.driver.execute_script("return [window.innerWidth, window.innerHeight];")
+        if inner != list(size):
+            self.driver.set_window_size(2 * size[0] - inner[0], 2 * size[1] - inner[1])
+
+    def shot(self, name):
+        if self.SHOT_PREFIX is None:
+            file = f"{self.id().split('.')[-1]}-{name}.png"
+        else:
+            file = f"{self.SHOT_PREFIX}-{self.size[0]}x{self.size[1]}-{name}.png"
+        try:
+            self.driver.save_screenshot(os.path.join(ARTIFACTS, file))
+        except Exception:
+            pass
+
+    def wait(self, cond, timeout=None, message=""):
+        """`cond()` truthy within `timeout` seconds (WAIT_S), else a failure naming `message`
+        (a string, or a function giving it at the time)."""
+        timeout = self.WAIT_S if timeout is None else timeout
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
+        except TimeoutException:
+            self.shot("timeout")
+            raise AssertionError(f"timed out after {timeout}s waiting for: {message() if callable(message) else message}")
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def attr(self, testid, name):
+        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
+                       testid, name)
+
+    def text(self, testid):
+        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.textContent.trim() : null;", testid)
+
+    def marker(self):
+        """[lon, lat] of the rider marker, or None while there is none."""
+        return self.js("""const e = document.querySelector("[data-testid='rider-marker']");
+                          if (!e || !e.hasAttribute('data-lat')) return null;
+                          return [parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))];""")
+
+    def progress(self):
+        return self.js("""const e = document.querySelector(arguments[0]);
+                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""",
+                       self.PROGRESS)
+
+
+@unittest.skipIf(SKIP_REASON is not None, SKIP_REASON or "")
+class WebClientTest(PageTestHelpers, unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.driver = start_chromium(browser_logs=True)
+
     def setUp(self):
         self.hub = hub_under_test(getattr(getattr(self, self._testMethodName), "jwt_secret", None))
         self.couriers = []
 
     def tearDown(self):
-        outcome = getattr(self, "_outcome", None)
-        failed = False
-        if outcome is not None and getattr(outcome, "result", None) is not None:
-            res = outcome.result
-            failed = any(t is self for t, _ in (res.failures + res.errors)[-2:])
+        failed = self.failed()
         if failed:
-            self.shot("FAILED")
-            try:
-                for entry in self.driver.get_log("browser")[-30:]:
-                    print("browser:", entry.get("level"), entry.get("message"), file=sys.stderr)
-            except Exception:
-                pass
+            self.report_failure()
         for c in self.couriers:
             c.close()
         self.hub.close()
@@ -285,52 +360,13 @@ class WebClientTest(unittest.TestCase):
             self.assertEqual(self.js("return window.__csp || [];"), [], "CSP violations")
 
     # ---- helpers ------------------------------------------------------------------------
-    def courier(self):
-        c = Courier(self.hub.ws_url, token=self.hub.courier_token)
-        self.couriers.append(c)
-        return c
-
     def open(self, path):
         self.driver.get(self.hub.base_url + path)
-
-    def shot(self, name):
-        try:
-            self.driver.save_screenshot(os.path.join(ARTIFACTS, f"{self.id().split('.')[-1]}-{name}.png"))
-        except Exception:
-            pass
-
-    def wait(self, cond, timeout=15, message=""):
-        try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: cond())
-        except TimeoutException:
-            self.shot("timeout")
-            raise AssertionError(f"timed out after {timeout}s waiting for: {message}")
-
-    def js(self, script, *args):
-        return self.driver.execute_script(script, *args)
-
-    def attr(self, testid, name):
-        return self.js(
-            "const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.getAttribute(arguments[1]) : null;",
-            testid, name)
-
-    def marker(self):
-        r = self.js("""const e = document.querySelector("[data-testid='rider-marker']");
-                       if (!e || !e.hasAttribute('data-lat')) return null;
-                       return [parseFloat(e.getAttribute('data-lon')), parseFloat(e.getAttribute('data-lat'))];""")
-        return r
 
     def lengths(self):
         d = self.attr("route-done", "data-length-m")
         left = self.attr("route-left", "data-length-m")
         return (float(d) if d is not None else None, float(left) if left is not None else None)
-
-    def progress(self):
-        return self.js("""const e = document.querySelector("[role='progressbar']");
-                          return e && e.hasAttribute('aria-valuenow') ? parseInt(e.getAttribute('aria-valuenow')) : null;""")
-
-    def text(self, testid):
-        return self.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.textContent.trim() : null;", testid)
 
     # ---- tests -----------------------------------------------------------------------------
     def test_trip_view_follows_the_courier(self):
