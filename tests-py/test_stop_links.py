@@ -455,7 +455,10 @@ class LiveLinkCase(StreetDriving, unittest.TestCase):
         self.assertTrue(all(m["type"] in ("frame", "segment", "stop") for m in between), f"{link}: {between}")
         last = shown[-1]
         lat, lon = (last["lat"], last["lon"]) if last["type"] == "frame" else (last["path"][-1][1], last["path"][-1][0])
-        self.assertLess(hubproc.distance_m(lat, lon, *own_point), 5, f"{link}: the last {last['type']} is not at its stop: {last}")
+        # "There" is where the marker came to rest for the stop: a stop is reached within the
+        # arrival buffer (50 m, PROTOCOL 6.6), and the link ends after the last frame of that
+        # animation (which, when fixes come faster than the marker, may rest short of the point).
+        self.assertLess(hubproc.distance_m(lat, lon, *own_point), 50, f"{link}: the last {last['type']} is not at its stop: {last}")
         return messages
 
 
