@@ -18,9 +18,9 @@ public struct SimulationStats: Sendable, Equatable {
     public var errors = 0
     /// The first few error texts.
     public var errorMessages: [String] = []
-    /// PROTOCOL 17 (`--stops`): customers who stopped following their stop, and the summary
-    /// line of the last `maxLinkSummaries` of them (`StopCustomer.summary`), oldest first.
+    /// PROTOCOL 17 (`--stops`): customers who stopped following their stop.
     public var linksFollowed = 0
+    /// The summary line of the last `maxLinkSummaries` of them (`StopCustomer.summary`), oldest first.
     public var linkSummaries: [String] = []
     /// How many summary lines are kept (the command prints them as they come).
     public static let maxLinkSummaries = 100
