@@ -43,6 +43,8 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     let writerCheckpoints = Atomic<Int>(0)
     /// The most pages the WAL held after a commit: what the bound is about.
     let mostWALPages = Atomic<Int>(0)
+    /// Signalled after each checkpoint on its thread: what a test waits on, with a deadline.
+    let checkpointed = DispatchSemaphore(value: 0)
 
     /// Opens its connection to the database at `path` with the writer's `synchronous` (so a
     /// checkpoint syncs as the writer would) and hooks the write connection `writer`.
@@ -78,6 +80,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
             requested.store(false, ordering: .releasing)
             _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             checkpoints.add(1, ordering: .relaxed)
+            checkpointed.signal()
         }
         stopped.signal()
     }

@@ -289,6 +289,12 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// False from a failed statement or commit until a later commit succeeds.
     public var isHealthy: Bool { healthy.load(ordering: .relaxed) }
 
+    /// Waits until a checkpoint on its own thread has run (since the store opened), at most
+    /// `timeoutS`; false when none did (tests).
+    func waitForBackgroundCheckpoint(timeoutS: Double) -> Bool {
+        checkpointer.checkpointed.wait(timeout: .now() + timeoutS) == .success
+    }
+
     /// WAL checkpoints run so far: on their own thread, and by the writer itself (only when
     /// that thread fell behind), and the most pages the WAL held (`SQLiteCheckpointer`).
     public var walCheckpoints: (background: Int, byWriter: Int, mostPages: Int) {

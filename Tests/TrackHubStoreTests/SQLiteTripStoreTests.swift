@@ -42,8 +42,7 @@ import TrackHubSync
             let records = drive(&trip, fixes: [fix(0, ts: t0 + Int64(i), seq: Int64(i))], now: t0)
             #expect(isSuccess(appendAndWait(store, records)))
         }
-        let deadline = Date().addingTimeInterval(10)
-        while store.walCheckpoints.background == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }  // a condition with a deadline
+        #expect(store.waitForBackgroundCheckpoint(timeoutS: 10))
         #expect(store.walCheckpoints.background >= 1)
         #expect(store.walCheckpoints.mostPages > Int(SQLiteCheckpointer.thresholdPages))
         #expect(try store.trail(tripID: "t1", from: nil, to: nil, limit: 5000).count == 3000)
