@@ -9,8 +9,8 @@ so take-overs are quick. What is checked:
   trips, each driven through its own hub and watched by a viewer on another: every viewer of
   a trip sees the same frames (same t: same seq, position) as one on the trip's courier hub
   and the same events; each hub's `trackhub_cluster_entries_applied_total` is at most the
-  entries of the trips it owns or watches and below the whole log (it applies what it owns
-  and what its own clients use; how many trips that is depends on how the leases fell); every hub's
+  entries of the partitions it started applying (`trackhub_cluster_partition_loads_total`:
+  those it owns and those its own clients use, once per start) and below the whole log; every hub's
   fleet view counts all 12 riders.
 * test_takeover_and_join: C is killed with SIGKILL; within a few leases A and B own every
   partition, every acked fix is in A's trail once and a trip of C's is still driven through
@@ -19,7 +19,6 @@ so take-overs are quick. What is checked:
 Waits are conditions polled with deadlines; no assertion depends on speed.
 """
 
-import asyncio
 import collections
 import os
 import random
@@ -29,7 +28,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
@@ -44,6 +42,14 @@ LEASE = "2s"
 
 def setUpModule():
     test_cluster.setUpModule()
+
+
+def partition_loads(hub):
+    """`trackhub_cluster_partition_loads_total` of `hub`: {partition: times it started applying it}."""
+    text = hub.http("GET", "/metrics", timeout=5)[2].decode()
+    prefix = 'trackhub_cluster_partition_loads_total{partition="'
+    return {int(line[len(prefix):].split('"')[0]): int(float(line.split()[1]))
+            for line in text.splitlines() if line.startswith(prefix)}
 
 
 def metric(hub, name):
@@ -84,17 +90,6 @@ class TestClusterPartitions(ClusterTestCase):
             watch = [here, there] if i % 4 == 0 else []
             viewers[trip] = {n: (await self.subscribe(self.hubs[n], trip, tag=f"v-{trip}-{n}"))[0] for n in watch}
             couriers[trip] = (await self.client(self.hubs[here]), Courier(trip))
-        # Which partitions each hub held at any moment of the run: on a loaded machine a lease
-        # can lapse and come back, and its new owner replays the partition's entries. A thread
-        # reads the lease keys every 20 ms (a hold shorter than that replays next to nothing).
-        ever_owned = {n: set() for n in names}
-        sampler = LeaseSampler(self.redis, {h.proc.pid: n for n, h in self.hubs.items()}, ever_owned)
-        sampler.start()
-        self.addCleanup(sampler.stop)
-
-        def sample_leases():
-            sampler.sample()
-        sample_leases()
         sent = 0
         for step, d in enumerate((30, 150, 300)):
             for trip in trips:
@@ -102,7 +97,6 @@ class TestClusterPartitions(ClusterTestCase):
                 ack = await self.reply(conn, c.fix(*east(d), duration_ms=500), f"{trip}-{step}")
                 self.assertEqual((ack["type"], ack.get("applied")), ("ack", True), ack)
                 sent += 1
-                sample_leases()
         for trip in trips:
             for name, viewer in viewers[trip].items():
                 await self.wait_frame_at(viewer, trip, *east(300), f"{trip}'s last frame on {name}")
@@ -117,21 +111,24 @@ class TestClusterPartitions(ClusterTestCase):
             self.assertEqual(viewers[trip][there].events(trip), viewers[trip][here].events(trip), trip)
 
         applied = {n: metric(h, "trackhub_cluster_entries_applied_total") for n, h in self.hubs.items()}
+        loads = {n: partition_loads(h) for n, h in self.hubs.items()}
         commands = sent + len(trips)  # the fixes and the creates
         per_trip = commands // len(trips)
+        trips_in = collections.Counter(fnv1a64(t) % PARTITIONS for t in trips)
         for name, count in applied.items():
-            # A hub applies the trips of the partitions it owns (it drives their couriers) and
-            # the trips its own viewers watch, nothing else. Which trips those are depends on
-            # how the leases fell, so the bound is counted from them: the trips it hosts or
-            # watches, and those of the partitions it owned at any sample of the run or owns
-            # now (a lease that moved after the spread is replayed by its new owner).
-            sample_leases()
-            mine = {t for t in trips if home[t][0] == name or name in viewers[t]
-                    or fnv1a64(t) % PARTITIONS in ever_owned[name]}
-            self.assertLessEqual(count, per_trip * len(mine),
-                                 f"{name} applied {count} entries, more than its {len(mine)} trips' {per_trip} each: "
-                                 f"{applied}, owned {owned}")
-            if len(mine) < len(trips):
+            # A hub applies the partitions it owns (it drives their couriers) and those its own
+            # viewers use, each from its latest snapshot on every time it starts applying it:
+            # at most the entries of their trips once per start. Which partitions those are
+            # depends on how the leases fell (on a loaded machine a lease can lapse and move,
+            # and its new owner replays the partition), so the hub's own count of starts is
+            # the bound's measure; the hub's courier and viewer partitions must be among them.
+            needed = {fnv1a64(t) % PARTITIONS for t in trips if home[t][0] == name or name in viewers[t]}
+            self.assertLessEqual(needed, set(loads[name]), f"{name} drives or watches trips in partitions it never applied: {loads}")
+            bound = sum(per_trip * trips_in[p] * n for p, n in loads[name].items())
+            self.assertLessEqual(count, bound,
+                                 f"{name} applied {count} entries, more than its partitions' trips' {per_trip} each per start: "
+                                 f"{applied}, starts {loads}, owned {owned}")
+            if len({p for p in loads[name] if trips_in[p]}) < len(trips_in):
                 self.assertLess(count, commands, f"{name} applied the whole log: {applied}, owned {owned}")
         # ...and all together well under three times the log (every hub applying everything).
         self.assertLess(sum(applied.values()), 2 * commands, applied)
@@ -182,57 +179,6 @@ class TestClusterPartitions(ClusterTestCase):
         """Whether `hub` holds the partition's lease (a node id is `<host>-<pid>-<random>`)."""
         holder = self.redis.get("trackhub:{p%d}:lease" % partition)
         return holder is not None and f"-{hub.proc.pid}-" in holder.decode()
-
-
-class LeaseSampler(threading.Thread):
-    """Reads every partition's lease key every 20 ms over connections it keeps (one per
-    Redis or Cluster master; a MOVED reply means another master has the key), and adds each
-    partition to the set of the hub (by pid) holding it."""
-
-    def __init__(self, redis, names_by_pid, ever_owned):
-        super().__init__(daemon=True)
-        self.ports = list(getattr(redis, "ports", None) or [redis.port])
-        self.names_by_pid = names_by_pid
-        self.ever_owned = ever_owned
-        self.lock = threading.Lock()
-        self.done = threading.Event()
-        self.conns = {}
-
-    def _get(self, key):
-        for port in self.ports:
-            try:
-                if port not in self.conns:
-                    self.conns[port] = Resp(port, timeout=2.0)
-                return self.conns[port].call("GET", key)
-            except RespError as e:
-                if "MOVED" not in str(e):
-                    raise
-            except (OSError, ConnectionError):
-                self.conns.pop(port, None)
-        return None
-
-    def sample(self):
-        with self.lock:
-            for p in range(PARTITIONS):
-                holder = self._get("trackhub:{p%d}:lease" % p)
-                if holder is None:
-                    continue
-                name = self.names_by_pid.get(int(holder.decode().rsplit("-", 2)[1]))
-                if name is not None:
-                    self.ever_owned[name].add(p)
-
-    def run(self):
-        while not self.done.wait(0.02):  # the sampling pace, not synchronisation
-            try:
-                self.sample()
-            except (OSError, ConnectionError, RespError):
-                pass  # a hub or master going away mid-read: the next sample tries again
-
-    def stop(self):
-        self.done.set()
-        self.join(timeout=5)
-        for c in self.conns.values():
-            c.close()
 
 
 def port_with_bus():

@@ -62,6 +62,9 @@ struct ClusterPartition {
     /// The read round under way when the partition started being applied (its snapshot
     /// installed): until a later round drains it, what it shows is the snapshot's past.
     var installedRound = 0
+    /// How many times this node has started applying the partition (installed its snapshot):
+    /// `trackhub_cluster_partition_loads_total`; one that keeps rising means churning leases.
+    var loads = 0
 
     /// Applied and read to the end at least once since it was installed, so it shows the
     /// present rather than its snapshot's past (a request about a trip it knows need not wait).

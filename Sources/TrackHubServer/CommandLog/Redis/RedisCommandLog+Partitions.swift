@@ -130,6 +130,7 @@ extension RedisCommandLog {
         }
         if !records.isEmpty { services.storage.persist(records) { _ in } }
         state.parts[p].epoch += 1
+        state.parts[p].loads += 1
         state.parts[p].snapshotPosition = snapshot.position
         state.parts[p].tripApplied = snapshot.position
         state.parts[p].watermark = snapshot.watermark

@@ -169,6 +169,9 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             + PrometheusText.gauges(
                 "trackhub_cluster_log_entries", "Entries in each partition's log stream (XLEN, read every few seconds); it is trimmed only below the partition's snapshots.",
                 label: "partition", state.logEntries.enumerated().filter { $0.element >= 0 }.map { (String($0.offset), Double($0.element)) })
+            + PrometheusText.counters(
+                "trackhub_cluster_partition_loads_total", "Times this node started applying each partition (its latest snapshot, then the log after it); one that keeps rising means its lease keeps moving.",
+                label: "partition", Dictionary(uniqueKeysWithValues: state.parts.enumerated().filter { $0.element.loads > 0 }.map { (String($0.offset), $0.element.loads) }))
             + ackSurvivalMetrics
     }
 
