@@ -2,7 +2,8 @@
 binary and real `redis-server` processes on loopback: the hub reads its Redis's settings and
 says what an ack survives, in one log line and in `trackhub_cluster_ack_survives{event}`;
 `--cluster-replicas 1` acks only once a replica confirmed the entry (WAIT), and refuses
-(503, never an ack) without one; `--sync full` refuses every command while an ack would not
+(503, never an ack) without one; no hub applies an entry before the replica confirmed it (an entry whose WAIT fell short is
+held back until the partition's owner confirms it itself); `--sync full` refuses every command while an ack would not
 survive a power cut (`appendfsync everysec`), says why, and takes commands once Redis is
 set to `appendfsync always`.
 
@@ -14,6 +15,7 @@ Every wait is a condition polled with a deadline; nothing sleeps to synchronise.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +28,7 @@ if HERE not in sys.path:
 
 import hubproc  # noqa: E402
 from hubproc import HubProcess, now_ms  # noqa: E402
-from test_cluster import ROUTE, RedisServer, Resp, free_port, redis_server_path  # noqa: E402
+from test_cluster import ROUTE, RedisServer, Resp, free_port, redis_server_path, trail_ts  # noqa: E402
 
 DEADLINE_S = 20.0  # the hub reads the settings every 5 s (PROTOCOL 15: at least every 10 s)
 POLL_S = 0.05
@@ -52,6 +54,15 @@ class Replica:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+def metric(hub, name):
+    """The value of an unlabelled metric of `hub`."""
+    text = hub.http("GET", "/metrics", timeout=5)[2].decode(errors="replace")
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not in /metrics")
 
 
 def metric_values(hub):
@@ -142,6 +153,43 @@ class AckSurvivalTest(unittest.TestCase):
         with Resp(replica.port) as r:
             keys = r.call("KEYS", "trackhub:{p*}:log")
         self.assertTrue(keys, "the replica holds the log")
+
+    def test_nothing_is_shown_before_the_replicas_confirm_it(self):
+        """Readers do not run ahead of WAIT: an entry in the log that the replica has not
+        confirmed is not applied (not in the trail), also after the owner tried to confirm it
+        itself; once the replica is back the owner's rescue confirms it and it takes effect."""
+        replica = Replica(os.path.join(self.tmp, "replica"), self.redis.port)
+        self.addCleanup(replica.kill)
+        self.eventually(lambda: (self.replica_online(), None), "the replica connected and in sync")
+        hub = self.start_hub("--cluster-replicas", "1")
+        self.eventually(lambda: (self.create(hub, "gated")[0] == 201, None), "the trip created")
+        lat, lon = ROUTE[0][1], ROUTE[0][0]
+        first, second = now_ms() - 2000, now_ms() - 1000
+        status, body, raw = hub.http("POST", "/v1/trips/gated/fixes", {"fixes": [{"lat": lat, "lon": lon, "ts": first, "seq": 1}]})
+        self.assertEqual(status, 200, raw)
+        self.assertEqual(trail_ts(hub, "gated"), [first])
+
+        os.kill(replica.proc.pid, signal.SIGSTOP)  # the replica stops confirming
+        self.addCleanup(lambda: replica.proc.poll() is None and os.kill(replica.proc.pid, signal.SIGCONT))
+        status, body, raw = hub.http("POST", "/v1/trips/gated/fixes", {"fixes": [{"lat": lat, "lon": lon, "ts": second, "seq": 2}]})
+        self.assertEqual(status, 503, raw)
+        self.assertIn("replicas confirmed", raw.decode())
+        with Resp(self.redis.port) as r:
+            entries = sum(r.call("XLEN", k) for k in r.call("KEYS", "trackhub:{p*}:log"))
+        self.assertEqual(entries, 3, "the refused fix is in the log all the same (create, fix, fix)")
+        self.assertEqual(trail_ts(hub, "gated"), [first], "an entry the replica has not confirmed is not applied")
+        self.eventually(lambda: (metric(hub, "trackhub_cluster_confirm_rescues_total") >= 2, None), "the owner tried to confirm it")
+        self.assertEqual(trail_ts(hub, "gated"), [first], "nor after the owner's own WAIT fell short")
+
+        os.kill(replica.proc.pid, signal.SIGCONT)
+        self.eventually(lambda: (trail_ts(hub, "gated") == [first, second], trail_ts(hub, "gated")),
+                        "the entry confirmed by the owner's rescue and applied")
+
+    def replica_online(self):
+        with Resp(self.redis.port) as r:
+            info = r.call("INFO", "replication")
+        info = info.decode() if isinstance(info, bytes) else info
+        return "connected_slaves:1" in info and "state=online" in info
 
     def test_sync_full_refuses_on_everysec_and_takes_commands_on_always(self):
         hub = self.start_hub("--sync", "full")

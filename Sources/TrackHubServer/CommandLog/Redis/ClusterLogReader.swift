@@ -26,6 +26,9 @@ struct ClusterReadBatch: Sendable {
     /// its pipelines were sent after every request that saw a lower count, so a partition it
     /// read to the end has every entry appended before those requests arrived.
     var round = 0
+    /// With `--cluster-replicas`: per partition, the last entry read but held back as not yet
+    /// confirmed by the replicas (`ReplicaConfirmation`).
+    var held: [Int: StreamID] = [:]
 
     /// This batch and one read from another master in the same round: the watermark and
     /// time are the lower (each master stamps its own streams' entries).
@@ -36,6 +39,7 @@ struct ClusterReadBatch: Sendable {
         out.watermark = min(watermark, other.watermark)
         out.time = min(time, other.time)
         out.full.merge(other.full) { min($0, $1) }
+        out.held.merge(other.held) { max($0, $1) }
         return out
     }
 }
@@ -65,6 +69,9 @@ final class ClusterLogReader: Sendable {
     private let keys: [[UInt8]]
     private let deliver: @Sendable (ClusterReadBatch) -> Void
     private let connectionChanged: @Sendable (Bool, String?) -> Void
+    /// `--cluster-replicas` > 0: entries past their partition's confirmed position are held
+    /// back (`ReplicaConfirmation`).
+    private let gated: Bool
     /// Batches the hub may hold at once. Starts at 0 and is signalled twice in `init`:
     /// libdispatch traps when a semaphore is freed below its initial value.
     private let credits = DispatchSemaphore(value: 0)
@@ -85,8 +92,9 @@ final class ClusterLogReader: Sendable {
     ///   - after: per partition, the last id already applied (`StreamID.zero`: from the start).
     ///   - deliver: called on the reader's thread with each batch; call `consumed()` once applied.
     ///   - connectionChanged: called when the connection comes up (true) or breaks (false, why).
+    ///   - gated: hold back entries the replicas have not confirmed (`ReplicaConfirmation`).
     init(
-        seeds: [RedisAddress], partitions: Int, after: [StreamID],
+        seeds: [RedisAddress], partitions: Int, after: [StreamID], gated: Bool = false,
         deliver: @escaping @Sendable (ClusterReadBatch) -> Void,
         connectionChanged: @escaping @Sendable (Bool, String?) -> Void
     ) {
@@ -96,6 +104,7 @@ final class ClusterLogReader: Sendable {
         self.positions = HubMutex((after, Array(repeating: 0, count: partitions)))
         self.deliver = deliver
         self.connectionChanged = connectionChanged
+        self.gated = gated
         credits.signal()
         credits.signal()
     }
@@ -200,9 +209,17 @@ final class ClusterLogReader: Sendable {
             } else {
                 reads = [xread(keys: served.map { keys[$0] }, after: served.map { after[$0] })]
             }
-            let replies = try client.pipeline([[Array(redis: "TIME")]] + reads, at: master)
-            if replies.dropFirst().contains(where: Self.isRedirect) { return nil }
-            let batch = try Self.parse(time: replies[0], reads: Array(replies.dropFirst()), partitions: partitions)
+            // The confirmed positions are read before the streams: an entry at or below one is on the replicas.
+            let confirmations = gated ? served.map { [Array(redis: "GET"), Array(redis: ReplicaConfirmation.confirmedKey($0))] } : []
+            let replies = try client.pipeline([[Array(redis: "TIME")]] + confirmations + reads, at: master)
+            let readReplies = Array(replies.dropFirst(1 + confirmations.count))
+            if readReplies.contains(where: Self.isRedirect) || replies.dropFirst().prefix(confirmations.count).contains(where: Self.isRedirect) { return nil }
+            var batch = try Self.parse(time: replies[0], reads: readReplies, partitions: partitions)
+            if gated {
+                var confirmed: [Int: StreamID] = [:]
+                for (i, p) in served.enumerated() { confirmed[p] = ReplicaConfirmation.position(in: replies[1 + i]) }
+                ReplicaConfirmation.holdUnconfirmed(&batch, confirmed: confirmed, after: after)
+            }
             merged = merged.map { $0.merged(with: batch) } ?? batch
         }
         return merged

@@ -11,8 +11,11 @@ import TrackHubSync
 /// one connect attempt per backoff step), so no client waits on a dead Redis.
 ///
 /// With `--cluster-replicas N` (PROTOCOL 15) each pipeline is followed by one `WAIT N 1000`
-/// per master it wrote to (not one per entry): an entry completes successfully only once that
-/// many replicas have confirmed it, else with a shortfall error after at most 1 s.
+/// per master it wrote to (not one per entry), then by raising the confirmed position of
+/// each partition it wrote (`ReplicaConfirmation`, one round trip): an entry completes
+/// successfully only once that many replicas have confirmed it and readers may show it, else
+/// with a shortfall error after at most 1 s. `confirm` does the same for entries already in
+/// the log (a partition's owner rescuing entries held back too long).
 final class ClusterLogWriter: Sendable {
     typealias Completion = @Sendable (Result<StreamID, RedisError>) -> Void
 
@@ -29,6 +32,8 @@ final class ClusterLogWriter: Sendable {
         /// Set when the log reader saw Redis go away: the writer's idle connection is dead
         /// too, and finding that out with a client's command would fail that command.
         var reconnectBeforeNextSend = false
+        /// Partitions whose entries up to an id are to be confirmed (`confirm`).
+        var rescues: [Int: StreamID] = [:]
     }
 
     /// Past this many queued appends, new ones fail at once (`unavailable`).
@@ -79,6 +84,14 @@ final class ClusterLogWriter: Sendable {
         }
     }
 
+    /// Confirms a partition's entries up to `id` on the replicas and raises its confirmed
+    /// position (with `--cluster-replicas`; nothing otherwise). Done on this thread, soon.
+    func confirm(partition: Int, upTo id: StreamID) {
+        guard replicasRequired > 0 else { return }
+        state.withLock { s in s.rescues[partition] = max(s.rescues[partition] ?? id, id) }
+        wake.signal()
+    }
+
     /// The log reader saw Redis go away (or come back): drop the current connection and
     /// make a fresh one, without backoff, for the next batch.
     func reconnectBeforeNextSend() {
@@ -96,15 +109,18 @@ final class ClusterLogWriter: Sendable {
         var redis = RedisReconnect(seeds: seeds, timeoutMs: 2000)
         while true {
             wake.wait()
-            let (batch, stopping, reconnect) = state.withLock { s -> ([Item], Bool, Bool) in
+            let (batch, rescues, stopping, reconnect) = state.withLock { s -> ([Item], [Int: StreamID], Bool, Bool) in
                 let taken = s.queue
                 s.queue.removeAll(keepingCapacity: true)
-                let reconnect = s.reconnectBeforeNextSend && !taken.isEmpty
+                let rescues = s.rescues
+                s.rescues = [:]
+                let reconnect = s.reconnectBeforeNextSend && !(taken.isEmpty && rescues.isEmpty)
                 if reconnect { s.reconnectBeforeNextSend = false }
-                return (taken, s.stopping, reconnect)
+                return (taken, rescues, s.stopping, reconnect)
             }
             if reconnect { redis = RedisReconnect(seeds: seeds, timeoutMs: 2000) }
             if !batch.isEmpty { send(batch, over: &redis) }
+            if !rescues.isEmpty { rescue(rescues, over: &redis) }
             if stopping {
                 let rest = state.withLock { s -> [Item] in
                     let taken = s.queue
@@ -139,7 +155,11 @@ final class ClusterLogWriter: Sendable {
             return
         }
         state.withLock { $0.connected = true }
-        let shortfalls = replicasRequired > 0 ? waitForReplicas(of: batch, over: &redis) : [:]
+        var appended: [Int: StreamID] = [:]
+        for (item, reply) in zip(batch, replies) {
+            if let text = reply.text, let id = StreamID(text) { appended[item.partition] = max(appended[item.partition] ?? id, id) }
+        }
+        let shortfalls = replicasRequired > 0 ? confirmOnReplicas(Set(batch.map(\.partition)), upTo: appended, over: &redis) : [:]
         for (item, reply) in zip(batch, replies) {
             if let shortfall = shortfalls[item.partition] {
                 item.completion(.failure(.refused(Self.shortfallPrefix + shortfall)))
@@ -153,39 +173,54 @@ final class ClusterLogWriter: Sendable {
         }
     }
 
-    /// One `WAIT` per master the batch wrote to; per partition whose master fell short, why.
-    private func waitForReplicas(of batch: [Item], over redis: inout RedisReconnect) -> [Int: String] {
+    /// One `WAIT` per master the batch wrote to, then on each master that confirmed, the raise
+    /// of each partition's confirmed position to `upTo`; per partition that fell short, why.
+    /// `probe`: write to each partition first (`ReplicaConfirmation.probeKey`), so that the
+    /// `WAIT` covers entries other connections appended (a rescue).
+    private func confirmOnReplicas(_ partitions: Set<Int>, upTo: [Int: StreamID], probe: Bool = false, over redis: inout RedisReconnect) -> [Int: String] {
         var shortfalls: [Int: String] = [:]
         guard let client = redis.connection else {
-            for item in batch { shortfalls[item.partition] = "no connection to Redis for WAIT" }
+            for p in partitions { shortfalls[p] = "no connection to Redis for WAIT" }
             return shortfalls
         }
-        var partitionsByMaster: [RedisAddress: Set<Int>] = [:]
-        for item in batch {
+        var partitionsByMaster: [RedisAddress: [Int]] = [:]
+        for p in partitions.sorted() {
             let master: RedisAddress
             do throws(RedisError) {
-                master = try client.master(forKey: Array(redis: ClusterLog.streamKey(item.partition)))
+                master = try client.master(forKey: Array(redis: ClusterLog.streamKey(p)))
             } catch {
-                shortfalls[item.partition] = "\(error)"
+                shortfalls[p] = "\(error)"
                 continue
             }
-            partitionsByMaster[master, default: []].insert(item.partition)
+            partitionsByMaster[master, default: []].append(p)
         }
         let wait = [Array(redis: "WAIT"), Array(redis: String(replicasRequired)), Array(redis: String(Self.replicaWaitMs))]
-        for (master, partitions) in partitionsByMaster {
-            let confirmed: Int64
+        for (master, served) in partitionsByMaster {
             do throws(RedisError) {
-                confirmed = try client.pipeline([wait], at: master).first?.int ?? 0
+                let probes = probe ? served.map { [Array(redis: "INCR"), Array(redis: ReplicaConfirmation.probeKey($0))] } : []
+                let confirmed = try client.pipeline(probes + [wait], at: master).last?.int ?? 0
+                guard confirmed >= Int64(replicasRequired) else {
+                    let why = "\(confirmed) of \(replicasRequired) replicas confirmed the entry within \(Self.replicaWaitMs / 1000) s (--cluster-replicas); it may still take effect: a resent fix is then a duplicate"
+                    for p in served { shortfalls[p] = why }
+                    continue
+                }
+                let raises = served.compactMap { p in upTo[p].map { ReplicaConfirmation.raise(p, to: $0) } }
+                let replies = raises.isEmpty ? [] : try client.pipeline(raises, at: master)
+                if let failed = replies.first(where: { if case .error = $0 { true } else { false } }) {
+                    for p in served { shortfalls[p] = "the confirmed position was not raised: \(failed)" }
+                }
             } catch {
                 redis.noteFailure(error)
-                for p in partitions { shortfalls[p] = "\(error)" }
-                continue
-            }
-            if confirmed < Int64(replicasRequired) {
-                let why = "\(confirmed) of \(replicasRequired) replicas confirmed the entry within \(Self.replicaWaitMs / 1000) s (--cluster-replicas); it may still take effect: a resent fix is then a duplicate"
-                for p in partitions { shortfalls[p] = why }
+                for p in served { shortfalls[p] = "\(error)" }
             }
         }
         return shortfalls
+    }
+
+    /// Confirms entries already in the log (`confirm`); what falls short is asked for again
+    /// by the partition's owner while the entries stay held back.
+    private func rescue(_ upTo: [Int: StreamID], over redis: inout RedisReconnect) {
+        do throws(RedisError) { _ = try redis.get() } catch { return }
+        _ = confirmOnReplicas(Set(upTo.keys), upTo: upTo, probe: true, over: &redis)
     }
 }

@@ -83,6 +83,9 @@ final class ClusterState {
     var settingsWatch: RedisSettingsWatch?
     /// What an ack survives, from the last reading; nil before the first.
     var ackSurvival: AckSurvival?
+    /// With `--cluster-replicas`: partitions whose reader holds back entries not yet confirmed
+    /// by the replicas, since when and up to which id (`ReplicaConfirmation`).
+    var held: [Int: (since: Int64, upTo: StreamID)] = [:]
     var readerUp = false
     var readerError: String?
     var nextRequest: Int64 = 1

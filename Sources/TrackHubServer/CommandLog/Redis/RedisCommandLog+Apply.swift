@@ -58,6 +58,7 @@ extension RedisCommandLog {
         state.watermark = max(state.watermark, batch.watermark)
         state.reader?.consumed()
         let now = services.clock.wallMillis()
+        noteHeldEntries(batch.held, now: now)
         runAwaitingLog(now: now)
         runWaitingForPartitions(now: now)
         tickGrid(now: now)

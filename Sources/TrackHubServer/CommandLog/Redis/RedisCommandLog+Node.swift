@@ -56,7 +56,7 @@ extension RedisCommandLog {
         state.devices = devices
         state.lastSnapshotAt = services.clock.wallMillis()
         state.reader = ClusterLogReader(
-            seeds: seeds, partitions: partitions, after: positions,
+            seeds: seeds, partitions: partitions, after: positions, gated: services.config.clusterReplicas > 0,
             deliver: { [self] batch in services.inbox.run { [self] in applyLogBatch(batch) } },
             connectionChanged: { [self, writer] up, why in
                 if !up { logWarning("cluster log: \(why ?? "Redis unreachable"); reconnecting") }

@@ -28,6 +28,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         var appendFailures = 0
         var entriesApplied = 0
         var snapshotsWritten = 0
+        var confirmRescues = 0
     }
     var counters = Counters()
 
@@ -118,6 +119,7 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
         fenceLapsedLeases()  // before any owner's work, should the fence's timer not have run yet
         requestEndsOfArrivedTrips(now: now)
         expirePendingCommands(now: now)
+        rescueHeldEntries(now: now)
         runAwaitingLog(now: now)
         runWaitingForPartitions(now: now)
         stopApplyingIdlePartitions(now: now)
@@ -184,5 +186,6 @@ final class RedisCommandLog: CommandLog, @unchecked Sendable {
             + PrometheusText.metric("trackhub_cluster_append_failures_total", "counter", "Appends Redis did not take (answered unavailable).", Double(counters.appendFailures))
             + PrometheusText.metric("trackhub_cluster_entries_applied_total", "counter", "Log entries applied.", Double(counters.entriesApplied))
             + PrometheusText.metric("trackhub_cluster_snapshots_written_total", "counter", "Snapshots this node wrote to Redis.", Double(counters.snapshotsWritten))
+            + PrometheusText.metric("trackhub_cluster_confirm_rescues_total", "counter", "With --cluster-replicas: times this node confirmed entries of a partition it owns that readers held back for more than a second (a WAIT that fell short, or a writer that died before confirming).", Double(counters.confirmRescues))
     }
 }

@@ -1,0 +1,336 @@
+"""A Redis that dies mid-stream loses no acked fix (PROTOCOL 15, "What an ack survives",
+"Failover"), against the release binary and real `redis-server` processes on loopback.
+
+    cd tests-py && TRACKHUB_BIN=/path/to/.build/release python3 -m unittest test_cluster_failover -v
+
+Two hubs (A and B) share four trips; each trip's courier is on one hub and a viewer on the
+other, and the couriers keep sending fixes (one every 100 ms, each resent until it is
+acked, as a phone app does) while Redis dies:
+
+* test_single_redis_restarted_from_its_aof: one Redis with `appendfsync always` is killed
+  with SIGKILL and started again on the same port and directory (the append-only file).
+* test_redis_cluster_master_killed: a Redis Cluster of three masters with two replicas
+  each, the hubs on `--cluster-replicas 1`; the master serving most of the trips is killed
+  with SIGKILL; its best replica is promoted (`cluster-node-timeout` 2 s) and the other
+  follows it. Every hub follows the promoted replica within 5 s of its promotion (the
+  first ack after it, on every trip of that master, with a margin).
+
+In both: every fix ever acked is in the trail of both hubs exactly once; every viewer saw
+every event once and in order (n = 1, 2, ... up to `arrived`), and a viewer subscribing
+afterwards with `since_event: 0` is replayed the same events. Commands in between are
+answered `unavailable` (never hung: each reply within its deadline) and resent.
+The gap (the last ack before the kill to the first after) is printed per run.
+
+Waits are conditions polled with deadlines; the only timing assertion is the contract's 5 s.
+"""
+
+import asyncio
+import collections
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cluster  # noqa: E402
+from test_cluster import (  # noqa: E402
+    ROUTE, ClusterTestCase, RedisServer, Resp, RespError, east, trail_ts)
+from hubproc import Courier  # noqa: E402
+from test_cluster_partitions import port_with_bus  # noqa: E402
+
+FIX_PACE_S = 0.1  # the couriers' pace (a phone's), not synchronisation
+STEP_M = 20
+WAYPOINT_M = 300
+FOLLOW_WITHIN_S = 5.0  # PROTOCOL 15: a promoted replica is followed within 5 s
+MARGIN_S = 2.0
+TRIPS = ["fo-1", "fo-2", "fo-3", "fo-4"]
+
+
+def setUpModule():
+    test_cluster.setUpModule()
+
+
+class RedisClusterWithReplicas:
+    """Three masters with two replicas each (nine `redis-server --cluster-enabled yes`),
+    `cluster-node-timeout` 2 s; `url` names every node (the hubs' seeds)."""
+
+    def __init__(self, directory, masters=3, replicas=2):
+        self.dir = directory
+        self.count = masters * (1 + replicas)
+        self.replicas = replicas
+        self.ports = []
+        self.procs = {}
+        self.proc = self  # test_cluster's logs() asks self.redis.proc.poll()
+
+    @property
+    def url(self):
+        return ",".join(f"redis://127.0.0.1:{p}" for p in self.ports)
+
+    def start(self):
+        if shutil.which("redis-cli") is None:
+            raise unittest.SkipTest("redis-cli is not installed: scripts/install-deps.sh --test installs it")
+        while len(self.ports) < self.count:
+            port = port_with_bus()
+            if port not in self.ports:
+                self.ports.append(port)
+        for port in self.ports:
+            self.start_node(port)
+        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
+                        "--cluster-replicas", str(self.replicas), "--cluster-yes"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        self.wait_healthy()
+        return self
+
+    def start_node(self, port):
+        d = os.path.join(self.dir, str(port))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "redis.log"), "ab") as log:
+            self.procs[port] = subprocess.Popen(
+                [shutil.which("redis-server") or test_cluster.redis_server_path(), "--port", str(port),
+                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", d,
+                 "--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
+                 "--cluster-node-timeout", "2000"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait(lambda: self.call(port, "PING") == "PONG", f"redis-server {port} answers PING")
+
+    def call(self, port, *args):
+        try:
+            with Resp(port, timeout=2.0) as r:
+                return r.call(*args)
+        except (OSError, ConnectionError, RespError):
+            return None
+
+    def nodes(self, port):
+        """[(port, flags, master id or '-', id)] from CLUSTER NODES as `port` sees it."""
+        text = self.call(port, "CLUSTER", "NODES")
+        out = []
+        for line in (text.decode() if isinstance(text, bytes) else text or "").splitlines():
+            f = line.split()
+            out.append((int(f[1].split("@")[0].rsplit(":", 1)[1]), f[2], f[3], f[0]))
+        return out
+
+    def live_ports(self):
+        return [p for p, proc in self.procs.items() if proc.poll() is None]
+
+    def masters(self):
+        seen = self.nodes(self.live_ports()[0])
+        return [p for p, flags, _, _ in seen if "master" in flags and "fail" not in flags]
+
+    def master_of_key(self, key):
+        port = self.live_ports()[0]
+        slot = self.call(port, "CLUSTER", "KEYSLOT", key)
+        for entry in self.call(port, "CLUSTER", "SLOTS") or []:
+            if entry[0] <= slot <= entry[1]:
+                return entry[2][1]
+        return None
+
+    def wait_healthy(self, deadline_s=60):
+        """Every live node says cluster_state:ok and every replica's link to its master is up."""
+        def healthy():
+            for p in self.live_ports():
+                if b"cluster_state:ok" not in (self.call(p, "CLUSTER", "INFO") or b""):
+                    return False
+                info = self.call(p, "INFO", "replication") or b""
+                if b"role:slave" in info and b"master_link_status:up" not in info:
+                    return False
+            return True
+        self._wait(healthy, "the cluster healthy with every replica in sync", deadline_s)
+
+    def _wait(self, condition, what, deadline_s=30):
+        end = time.monotonic() + deadline_s
+        while not condition():
+            if time.monotonic() > end:
+                raise AssertionError(f"{what}: not within {deadline_s} s")
+            time.sleep(test_cluster.POLL_S)
+
+    def poll(self):
+        return None
+
+    def log_tail(self, lines=6):
+        return "(nine cluster nodes: logs in their directories)"
+
+    def kill_node(self, port):
+        proc = self.procs[port]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    def kill(self):
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout=10)
+
+
+class FailoverCase(ClusterTestCase):
+    """Two hubs, four trips driven through a Redis failure (`kill_redis`)."""
+
+    hub_flags = ()
+
+    def make_redis(self, directory):
+        raise NotImplementedError
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="trackhub-failover-")
+        self.addCleanup(tmp.cleanup)
+        self.redis = self.make_redis(os.path.join(tmp.name, "redis"))
+        self.addCleanup(self.redis.kill)
+        self.redis.start()
+        self.hubs = {name: self.start_hub(name, "--cluster-lease", "2s", *self.hub_flags) for name in "AB"}
+
+    async def drive_through(self, kill_redis):
+        """Drives every trip to its end, calling `kill_redis()` (in a thread) once a third of
+        the fixes are acked. Returns {trip: [(ts, monotonic time acked)]}, the kill's
+        monotonic time and what `kill_redis` returned."""
+        names = list(self.hubs)
+        for i, trip in enumerate(TRIPS):
+            await self.eventually(lambda trip=trip, i=i: (self.hubs[names[i % 2]].http("POST", "/v1/trips", {
+                "id": trip, "route": ROUTE, "waypoints": [{"lat": east(WAYPOINT_M)[0], "lon": east(WAYPOINT_M)[1]}],
+                "config": {"wait_at_waypoints": False}})[0] in (201, 409), None), f"{trip} created")
+        await self.eventually(lambda: (all(h.http("GET", f"/v1/trips/{t}")[0] == 200 for h in self.hubs.values() for t in TRIPS), None),
+                              "every trip known on both hubs")
+        self.viewers = {}
+        for i, trip in enumerate(TRIPS):
+            self.viewers[trip], _ = await self.subscribe(self.hubs[names[(i + 1) % 2]], trip, tag=f"v-{trip}")
+        distances = list(range(STEP_M, 860, STEP_M))
+        total = len(distances) * len(TRIPS)
+        acked = {trip: [] for trip in TRIPS}
+        killed = asyncio.Event()
+        kill = {}
+
+        async def courier(i, trip):
+            conn = await self.client(self.hubs[names[i % 2]])
+            c = Courier(trip)
+            for k, d in enumerate(distances):
+                msg = c.fix(*east(d), duration_ms=100)
+                for attempt in range(1000):
+                    # Never hung: every reply within its deadline (`reply` fails the test otherwise).
+                    answer = await self.reply(conn, msg, f"{trip}-{k}-{attempt}")
+                    if answer["type"] == "ack":
+                        # Stored either way: the last fixes may come after the arrival (6.6), and a
+                        # resent fix whose first send was refused but stored all the same (its WAIT
+                        # fell short, then the partition's owner confirmed it) is a duplicate.
+                        self.assertTrue(answer.get("applied") or answer.get("reason") in ("arrived", "duplicate"), answer)
+                        acked[trip].append((c.ts, time.monotonic()))
+                        break
+                    self.assertEqual(answer.get("code"), "unavailable", answer)
+                    await asyncio.sleep(FIX_PACE_S)  # a phone's retry pace
+                else:
+                    self.fail(f"{trip}: fix {k} never acked")
+                if sum(len(a) for a in acked.values()) >= total // 3 and not killed.is_set():
+                    killed.set()
+                    kill["at"] = time.monotonic()
+                    kill["what"] = await asyncio.to_thread(kill_redis)
+                await asyncio.sleep(FIX_PACE_S)
+
+        await asyncio.gather(*(courier(i, t) for i, t in enumerate(TRIPS)))
+        return acked, kill["at"], kill["what"]
+
+    async def check_everything_once(self, acked):
+        for trip in TRIPS:
+            await self.wait_event(self.viewers[trip], trip, "arrived")
+        for trip in TRIPS:
+            ts = [t for t, _ in acked[trip]]
+            for name, hub in self.hubs.items():
+                counts = collections.Counter(await asyncio.to_thread(trail_ts, hub, trip))
+                self.assertEqual({t: counts[t] for t in ts}, {t: 1 for t in ts},
+                                 f"{trip}: acked fixes in {name}'s trail (ts: times stored)")
+            events = self.viewers[trip].events(trip)
+            ns = [e["n"] for e in events]
+            self.assertEqual(ns, list(range(1, len(ns) + 1)), f"{trip}: the events a viewer saw through the failure")
+            self.assertEqual(events[-1]["name"], "arrived", events)
+            for name, hub in self.hubs.items():
+                replay, snap = await self.subscribe(hub, trip, since_event=0, tag=f"replay-{trip}-{name}")
+                await self.wait_event(replay, trip, "arrived")
+                self.assertEqual(replay.events(trip), events, f"{trip}: {name} replays the events the viewer saw")
+
+    @staticmethod
+    def gaps(acked, killed_at):
+        """Per trip, the last ack before the kill to the first after it (s)."""
+        out = {}
+        for trip, acks in acked.items():
+            before = [at for _, at in acks if at <= killed_at]
+            after = [at for _, at in acks if at > killed_at]
+            if before and after:
+                out[trip] = after[0] - before[-1]
+        return out
+
+
+class TestSingleRedisRestart(FailoverCase):
+    def make_redis(self, directory):
+        return AlwaysFsyncRedis(directory)
+
+    async def test_single_redis_restarted_from_its_aof(self):
+        def kill_and_restart():
+            os.killpg(self.redis.proc.pid, signal.SIGKILL)
+            self.redis.proc.wait(timeout=10)
+            self.redis.start()  # same port and directory: the append-only file brings the log back
+        acked, killed_at, _ = await self.drive_through(kill_and_restart)
+        await self.check_everything_once(acked)
+        gaps = self.gaps(acked, killed_at)
+        print(f"\n  single Redis, appendfsync always, SIGKILL + restart: "
+              f"{sum(len(a) for a in acked.values())} acked fixes, gap per trip "
+              + ", ".join(f"{g:.2f}" for g in gaps.values()) + " s")
+
+
+class AlwaysFsyncRedis(RedisServer):
+    """test_cluster's Redis (appendonly yes) set to `appendfsync always` at every start."""
+
+    def start(self):
+        super().start()
+        with Resp(self.port) as r:
+            assert r.call("CONFIG", "SET", "appendfsync", "always") == "OK"
+        return self
+
+
+class TestRedisClusterFailover(FailoverCase):
+    hub_flags = ("--cluster-replicas", "1")
+
+    def make_redis(self, directory):
+        return RedisClusterWithReplicas(directory)
+
+    async def test_redis_cluster_master_killed(self):
+        partition_of = {t: test_cluster.fnv1a64(t) % test_cluster.PARTITIONS for t in TRIPS}
+        masters = {t: self.redis.master_of_key("trackhub:{p%d}:log" % p) for t, p in partition_of.items()}
+        victim = collections.Counter(masters.values()).most_common(1)[0][0]
+        hit = [t for t in TRIPS if masters[t] == victim]
+        promoted = {}
+
+        def kill_master():
+            self.redis.kill_node(victim)
+            # The promotion: a replica of the victim's that a surviving node lists as master.
+            replicas_before = [p for p, flags, master, _ in self.redis.nodes(self.redis.live_ports()[0]) if p != victim]
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                now_master = self.redis.master_of_key("trackhub:{p%d}:log" % partition_of[hit[0]])
+                if now_master not in (None, victim):
+                    promoted["at"], promoted["port"] = time.monotonic(), now_master
+                    return now_master
+                time.sleep(0.02)  # polling the cluster's view, not synchronisation
+            raise AssertionError(f"no replica of {victim} promoted within 30 s (nodes: {replicas_before})")
+
+        acked, killed_at, new_master = await self.drive_through(kill_master)
+        await self.check_everything_once(acked)
+        follow = {}
+        for trip in hit:
+            after = [at for _, at in acked[trip] if at > promoted["at"]]
+            self.assertTrue(after, f"{trip}: acked after the promotion")
+            follow[trip] = after[0] - promoted["at"]
+            self.assertLessEqual(follow[trip], FOLLOW_WITHIN_S + MARGIN_S,
+                                 f"{trip}: the first ack after the promotion of {new_master} (PROTOCOL 15: within 5 s)")
+        gaps = self.gaps(acked, killed_at)
+        print(f"\n  Redis Cluster 3x(1+2), --cluster-replicas 1, master {victim} SIGKILL: trips on it {hit}; "
+              f"promoted after {promoted['at'] - killed_at:.2f} s; first ack after the promotion "
+              + ", ".join(f"{follow[t]:.2f}" for t in hit) + " s; gap last ack before the kill to first after "
+              + ", ".join(f"{gaps[t]:.2f}" for t in hit) + " s")
+
+
+
+if __name__ == "__main__":
+    unittest.main()
