@@ -93,6 +93,26 @@ import TrackHubLWS
         #expect(pushed4 == .appended)
     }
 
+    @Test func aSnapshotForEverySubscriberQueuesBehindASubscribesAnswerAndNeverReplacesIt() {
+        var queue = SendQueue()
+        let answer = queue.reserveSnapshot(of: "A").ticket
+        let (broadcast, outcome) = queue.reserveSnapshot(of: "A", reply: false)
+        #expect(outcome == .appended, "the answer's place is kept")
+        let broadcastFilled = queue.fill(broadcast, with: [message("new-route-snap", .snapshot(trip: "A"))])
+        let answerFilled = queue.fill(answer, with: [message("snap-re-7", .reliable), message("replayed-event", .reliable)])
+        #expect(answerFilled && broadcastFilled)
+        #expect(drain(&queue) == ["snap-re-7", "replayed-event", "new-route-snap"])
+        // A later subscribe's answer still takes the place of a waiting broadcast snapshot.
+        queue.push(message("hold", .reliable))
+        let waitingBroadcast = queue.reserveSnapshot(of: "A", reply: false).ticket
+        let (reply, replaced) = queue.reserveSnapshot(of: "A")
+        #expect(replaced == .replacedReply)
+        let staleFilled = queue.fill(waitingBroadcast, with: [message("stale", .snapshot(trip: "A"))])
+        let replyFilled = queue.fill(reply, with: [message("snap-re-8", .reliable)])
+        #expect(!staleFilled && replyFilled)
+        #expect(drain(&queue) == ["hold", "snap-re-8"])
+    }
+
     @Test func removeAllReleasesEverything() {
         var queue = SendQueue()
         queue.push(message(String(repeating: "x", count: 1000), .snapshot(trip: "A")))

@@ -7,6 +7,9 @@
     # every setting in one run set, interleaved:
     flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py --log redis,redis-cluster \
         --batch 10,1 --per-trip 500,50 --idle 3
+    # what an ack that survives costs (issue 39): replicas and fsync on one Redis, one hub
+    flock /work/bench.lock python3 bench/cluster/cpu_per_fix.py --hubs 1 --replicas 0,1 \
+        --appendfsync everysec,always --batch 1 --per-trip 50 --rounds 3
 
 `--log`, `--batch` and `--per-trip` take comma-separated lists (`--per-trip` one value, or one
 per batch size): each round runs every log, every batch size and every K in turn, so that
@@ -19,6 +22,12 @@ partitions are spread, `--trips` trips are created and each gets `--per-trip` fi
 keep-alive connection per thread and hub), each trip's requests sent to the hub that owns its
 partition, as a partition-aware load balancer would. Each hub's CPU time (utime + stime from
 /proc) is read before and after the fixes.
+
+`--replicas` and `--appendfsync` (one Redis only) take lists too: `--replicas 1` starts a
+replica `redis-server` beside the Redis (waiting until it is in sync) and the hubs with
+`--cluster-replicas 1` (an ack waits for `WAIT`, readers for the confirmed position);
+`--appendfsync` is set on the Redis with `CONFIG SET`. Each POST's round trip is timed: the
+ack latency (`ack_p50_ms`, `ack_p99_ms`; with `--batch 1` one fix per ack).
 
 Per run, one JSON line: CPU seconds per 1 000 fixes sent, per hub (the mean over the hubs) and
 for the whole cluster; each hub's `trackhub_cluster_entries_applied_total` growth; Redis's CPU
@@ -44,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hubproc  # noqa: E402
 from test_cluster import PARTITIONS, RedisServer, Resp, fnv1a64  # noqa: E402
 from redis_cluster import RedisCluster, wait  # noqa: E402
+from test_cluster_acks import Replica  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -78,9 +88,23 @@ def metric(hub, name):
 class Log:
     """The log under the hubs: one Redis, or a three-master Redis Cluster."""
 
-    def __init__(self, directory, cluster):
+    def __init__(self, directory, cluster, replicas=0, appendfsync="everysec"):
         self.cluster = cluster
         self.servers = RedisCluster(directory).start() if cluster else RedisServer(directory).start()
+        self.replicas = []
+        if cluster:
+            return
+        with Resp(self.servers.port, timeout=2.0) as r:
+            r.call("CONFIG", "SET", "appendfsync", appendfsync)
+        for i in range(replicas):
+            self.replicas.append(Replica(os.path.join(directory, f"replica-{i}"), self.servers.port))
+
+        def online():
+            with Resp(self.servers.port, timeout=2.0) as r:
+                info = r.call("INFO", "replication")
+            info = info.decode() if isinstance(info, bytes) else info
+            return info.count("state=online") == replicas
+        wait(online, "replicas in sync", 60)
 
     @property
     def url(self):
@@ -88,7 +112,7 @@ class Log:
 
     @property
     def pids(self):
-        return self.servers.pids if self.cluster else [self.servers.proc.pid]
+        return self.servers.pids if self.cluster else [self.servers.proc.pid] + [r.proc.pid for r in self.replicas]
 
     def get(self, key):
         if self.cluster:
@@ -97,6 +121,8 @@ class Log:
             return r.call("GET", key)
 
     def stop(self):
+        for replica in self.replicas:
+            replica.kill()
         if self.cluster:
             self.servers.stop()
         else:
@@ -129,12 +155,13 @@ class KeepAlive:
         raise AssertionError("unreachable")
 
 
-def run(k, log_kind, batch, per_trip, args, tmp):
-    log = Log(os.path.join(tmp, f"log-{k}-{time.monotonic_ns()}"), log_kind == "redis-cluster")
+def run(k, log_kind, batch, per_trip, args, tmp, replicas=0, appendfsync="everysec"):
+    log = Log(os.path.join(tmp, f"log-{k}-{time.monotonic_ns()}"), log_kind == "redis-cluster", replicas, appendfsync)
     hubs = []
     try:
+        extra = ("--cluster-replicas", str(replicas)) if replicas else ()
         for _ in range(k):
-            hubs.append(hubproc.HubProcess("--cluster", log.url).start())
+            hubs.append(hubproc.HubProcess("--cluster", log.url, *extra).start())
         wait(lambda: all(hub.http("GET", "/healthz")[0] == 200 for hub in hubs), "healthz", 90)
         wait(lambda: sum(metric(h, "trackhub_cluster_partitions_owned") or 0 for h in hubs) == PARTITIONS
              and max(metric(h, "trackhub_cluster_partitions_owned") for h in hubs) <= -(-PARTITIONS // k), "spread", 90)
@@ -159,13 +186,16 @@ def run(k, log_kind, batch, per_trip, args, tmp):
         machine_before, client_before = machine_busy_seconds(), own_cpu_seconds()
         base = int(time.time() * 1000) - per_trip * 1000 - 60_000
         client = KeepAlive()
+        latencies = []  # appended from the client threads (list.append is atomic)
 
         def drive(t):
             hub = home[t]
             for start in range(0, per_trip, batch):
                 fixes = [{"lat": 48.0 + (i * 0.0001), "lon": 11.0, "ts": base + i * 1000, "seq": i + 1}
                          for i in range(start, min(per_trip, start + batch))]
+                sent = time.monotonic()
                 status, raw = client.post(hub, f"/v1/trips/{t}/fixes", {"fixes": fixes})
+                latencies.append(time.monotonic() - sent)
                 if status != 200:
                     raise RuntimeError(f"{status} {raw[:200]!r}")
         started = time.monotonic()
@@ -188,8 +218,12 @@ def run(k, log_kind, batch, per_trip, args, tmp):
         window = time.monotonic() - window_start
         applied = [metric(h, "trackhub_cluster_entries_applied_total") - a for h, a in zip(hubs, applied_before)]
         fixes = args.trips * per_trip
+        latencies.sort()
         return {"hubs": k, "log": "redis-cluster-3" if log_kind == "redis-cluster" else "redis", "batch": batch,
+                "replicas": replicas, "appendfsync": appendfsync,
                 "fixes": fixes, "wall_s": round(wall, 2), "fixes_per_s": round(fixes / wall),
+                "ack_p50_ms": round(latencies[len(latencies) // 2] * 1000, 2),
+                "ack_p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000, 2),
                 "cpu_s_per_1000_fixes_per_hub": round(sum(used) / k / fixes * 1000, 4),
                 "cpu_s_per_1000_fixes_cluster": round(sum(used) / fixes * 1000, 4),
                 "cpu_s_per_hub": [round(u, 2) for u in used],
@@ -234,7 +268,8 @@ def fit(results, field="cpu_s_per_1000_fixes_per_hub"):
 
 def means(results):
     """Per K, the mean of the per-hub figures and of the other costs over the rounds."""
-    out = {"summary": "mean per K", "log": results[0]["log"], "batch": results[0]["batch"]}
+    out = {"summary": "mean per K", "log": results[0]["log"], "batch": results[0]["batch"],
+           "replicas": results[0].get("replicas", 0), "appendfsync": results[0].get("appendfsync")}
     for k in sorted({r["hubs"] for r in results}):
         runs = [r for r in results if r["hubs"] == k]
 
@@ -246,6 +281,7 @@ def means(results):
                          "net": mean("net_cpu_s_per_1000_fixes_per_hub"),
                          "redis_cpu_s_per_1000_fixes": mean("redis_cpu_s_per_1000_fixes"),
                          "fixes_per_s": mean("fixes_per_s"),
+                         "ack_p50_ms": mean("ack_p50_ms"), "ack_p99_ms": mean("ack_p99_ms"),
                          "idle_cpu_per_s_per_hub": round(sum(idle) / len(idle), 4) if idle else None}
     return out
 
@@ -261,6 +297,8 @@ def main():
     ap.add_argument("--log", default="redis", help="redis, redis-cluster, or both comma-separated (each in turn)")
     ap.add_argument("--redis-cluster", action="store_true", help="the same as --log redis-cluster")
     ap.add_argument("--hubs", default="1,2,3")
+    ap.add_argument("--replicas", default="0", help="replica redis-servers (one Redis only), a comma-separated list")
+    ap.add_argument("--appendfsync", default="everysec", help="everysec, always, or both comma-separated")
     args = ap.parse_args()
     logs = ["redis-cluster"] if args.redis_cluster else args.log.split(",")
     if any(kind not in ("redis", "redis-cluster") for kind in logs):
@@ -273,17 +311,23 @@ def main():
         ap.error("--per-trip: one value, or one per --batch value")
     hubproc.require_binary()
     results = []
-    settings = [(kind, batch, n) for kind in logs for batch, n in zip(batches, per_trip)]
+    replica_counts = [int(x) for x in args.replicas.split(",")]
+    fsyncs = args.appendfsync.split(",")
+    if any(r > 0 for r in replica_counts) and "redis-cluster" in logs:
+        ap.error("--replicas: one Redis only (--log redis)")
+    settings = [(kind, batch, n, r, f) for kind in logs for batch, n in zip(batches, per_trip)
+                for r in replica_counts for f in fsyncs]
     with tempfile.TemporaryDirectory(prefix="trackhub-cpu-per-fix-") as tmp:
         for _ in range(args.rounds):
-            for kind, batch, n in settings:
+            for kind, batch, n, r, f in settings:
                 for k in (int(x) for x in args.hubs.split(",")):
-                    result = run(k, kind, batch, n, args, tmp)
+                    result = run(k, kind, batch, n, args, tmp, r, f)
                     results.append(result)
                     print(json.dumps(result), flush=True)
-    for kind, batch, _ in settings:
+    for kind, batch, _, reps, fsync in settings:
         name = "redis-cluster-3" if kind == "redis-cluster" else "redis"
-        group = [r for r in results if r["batch"] == batch and r["log"] == name]
+        group = [r for r in results if r["batch"] == batch and r["log"] == name
+                 and r["replicas"] == reps and r["appendfsync"] == fsync]
         print(json.dumps(means(group)), flush=True)
         for field in ("cpu_s_per_1000_fixes_per_hub", "net_cpu_s_per_1000_fixes_per_hub"):
             summary = fit(group, field)

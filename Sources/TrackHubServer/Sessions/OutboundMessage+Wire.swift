@@ -18,10 +18,11 @@ extension OutboundMessage {
             kind: .frame(tripSlot: slot))
     }
 
-    /// `snapshot` (PROTOCOL 4): a newer snapshot of the same trip replaces a waiting one.
+    /// `snapshot` (PROTOCOL 4): a newer snapshot of the same trip replaces a waiting one,
+    /// unless the waiting one answers a request (`re`): the client waits for that answer.
     static func snapshot(_ view: TripView, re: MessageID?, recovered: Bool?) -> OutboundMessage {
         OutboundMessage(
             bufferWithHeadroom: ServerMessages.snapshot(view, re: re, recovered: recovered, headroom: headroom),
-            kind: .snapshot(trip: view.id))
+            kind: re == nil ? .snapshot(trip: view.id) : .reliable)
     }
 }

@@ -25,6 +25,9 @@ struct SendQueue {
         case frame(Int)
         case clusters
         case snapshot(String)
+        /// A subscribe's answer (its `re`, recovery and replay): a snapshot sent to every
+        /// subscriber never takes its place, it queues behind it.
+        case snapshotReply(String)
         case viewportReply(String)
     }
 
@@ -136,13 +139,16 @@ struct SendQueue {
         return nil
     }
 
-    /// Holds a place for a snapshot of `trip` and what goes with it, still to be read; it
-    /// replaces a waiting snapshot or reservation of that trip. The ticket names it for `fill`.
-    mutating func reserveSnapshot(of trip: String) -> (ticket: UInt64, outcome: PushOutcome) {
-        let key = Key.snapshot(trip)
+    /// Holds a place for a snapshot of `trip` and what goes with it, still to be read. The
+    /// ticket names it for `fill`. A subscribe's answer (`reply`) replaces a waiting snapshot
+    /// of that trip and an older subscribe's answer; a snapshot for every subscriber replaces
+    /// only a waiting one of its kind, never an answer (whose `re` and replayed events must
+    /// reach the client), and goes behind it.
+    mutating func reserveSnapshot(of trip: String, reply: Bool = true) -> (ticket: UInt64, outcome: PushOutcome) {
+        let key = reply ? Key.snapshotReply(trip) : Key.snapshot(trip)
         var outcome = PushOutcome.appended
-        if waiting[key] != nil {
-            remove(key)
+        for replaced in reply ? [Key.snapshotReply(trip), .snapshot(trip)] : [.snapshot(trip)] where waiting[replaced] != nil {
+            remove(replaced)
             replacedReplies += 1
             outcome = .replacedReply
         }

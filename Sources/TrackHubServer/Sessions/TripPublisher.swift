@@ -239,7 +239,7 @@ final class TripPublisher: @unchecked Sendable {
                 fanout.enqueue(message, to: connection)
                 continue
             }
-            let (ticket, outcome) = session.queue.reserveSnapshot(of: id)
+            let (ticket, outcome) = session.queue.reserveSnapshot(of: id, reply: false)
             if outcome == .replacedReply { fanout.counters.repliesReplaced += 1 }
             reserved.append((connection, ticket, stop))
         }
