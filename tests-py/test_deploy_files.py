@@ -303,14 +303,15 @@ class ComposeTest(unittest.TestCase):
 
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class ComposeClusterTest(unittest.TestCase):
-    """deploy/compose.cluster.yaml: Redis (AOF), three hubs in cluster mode, HAProxy."""
+    """deploy/compose.cluster.yaml: Redis (AOF) and its replica, three hubs in cluster mode
+    (--cluster-replicas 1), HAProxy."""
 
     def setUp(self):
         self.doc = yaml.safe_load(read("compose.cluster.yaml"))  # resolves the <<: *hub merges
         self.services = self.doc["services"]
 
     def test_services(self):
-        self.assertEqual(set(self.services), {"redis", "lb", *CLUSTER_HUBS})
+        self.assertEqual(set(self.services), {"redis", "redis-replica", "lb", *CLUSTER_HUBS})
         for name, svc in self.services.items():
             self.assertIn("image", svc, name)
             self.assertIsInstance(svc["healthcheck"]["test"], list, name)
@@ -330,6 +331,23 @@ class ComposeClusterTest(unittest.TestCase):
         self.assertIn("redis-cli ping", " ".join(redis["healthcheck"]["test"]))
         self.assertNotIn("ports", redis, "Redis has no password: do not publish it")
 
+    def test_replica(self):
+        # A replica of the master, as durable (AOF), on its own volume, healthy once in sync.
+        replica = self.services["redis-replica"]
+        self.assertEqual(replica["image"], self.services["redis"]["image"])
+        command = replica["command"]
+        self.assertEqual(command[0], "redis-server")
+        i = command.index("--replicaof")
+        self.assertEqual(command[i + 1:i + 3], ["redis", "6379"])
+        pairs = dict(zip(command[1:i:2] + command[i + 3::2], command[2:i:2] + command[i + 4::2]))
+        self.assertEqual((pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "noeviction"))
+        (volume,) = [v for v in replica["volumes"] if v.split(":")[1] == "/data"]
+        self.assertIn(volume.split(":")[0], self.doc["volumes"])
+        self.assertNotIn(volume, self.services["redis"]["volumes"], "its own volume")
+        self.assertIn("master_link_status:up", " ".join(replica["healthcheck"]["test"]))
+        self.assertEqual(replica["depends_on"]["redis"]["condition"], "service_healthy")
+        self.assertNotIn("ports", replica, "Redis has no password: do not publish it")
+
     def test_hubs(self):
         data_volumes = set()
         partitions = set()
@@ -342,6 +360,9 @@ class ComposeClusterTest(unittest.TestCase):
             partitions.add(env.get("TRACKHUB_CLUSTER_PARTITIONS", "16"))
             self.assertIn("TRACKHUB_JWT_SECRET", env)
             self.assertEqual(hub["depends_on"]["redis"]["condition"], "service_healthy", name)
+            self.assertEqual(hub["depends_on"]["redis-replica"]["condition"], "service_healthy", name)
+            # Acks wait for the replica (WAIT): the compose default is 1.
+            self.assertRegex(env["TRACKHUB_CLUSTER_REPLICAS"], r"^(1|\$\{TRACKHUB_CLUSTER_REPLICAS:-1\})$", name)
             self.assertIn("/healthz", " ".join(hub["healthcheck"]["test"]), name)
             self.assertEqual(hub["build"]["dockerfile"], "deploy/Dockerfile")
             self.assertTrue(os.path.isfile(os.path.join(DEPLOY, hub["build"]["context"], hub["build"]["dockerfile"])))
@@ -389,16 +410,18 @@ class ComposeClusterTest(unittest.TestCase):
 
 @unittest.skipIf(yaml is None, "PyYAML not installed (pip install pyyaml): YAML files not checked")
 class ComposeRedisClusterTest(unittest.TestCase):
-    """deploy/compose.rediscluster.yaml: three Redis masters in cluster mode (AOF), joined by a
-    one-shot redis-cli, three hubs given every master, HAProxy."""
+    """deploy/compose.rediscluster.yaml: six Redis nodes in cluster mode (AOF), joined by a
+    one-shot redis-cli as three masters with one replica each, three hubs given the first
+    three masters (--cluster-replicas 1), HAProxy."""
 
     def setUp(self):
         self.doc = yaml.safe_load(read("compose.rediscluster.yaml"))
         self.services = self.doc["services"]
         self.masters = ["redis-1", "redis-2", "redis-3"]
+        self.nodes = self.masters + ["redis-4", "redis-5", "redis-6"]
 
     def test_masters(self):
-        for name in self.masters:
+        for name in self.nodes:
             command = self.services[name]["command"]
             pairs = dict(zip(command[1::2], command[2::2]))
             self.assertEqual(command[0], "redis-server")
@@ -406,11 +429,16 @@ class ComposeRedisClusterTest(unittest.TestCase):
             self.assertEqual(pairs["--cluster-announce-hostname"], name, "a master names itself by its service name")
             self.assertEqual((pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "noeviction"), name)
             self.assertTrue(pairs["--cluster-config-file"].startswith("/data/"), "nodes.conf on the volume")
+            self.assertTrue(2000 <= int(pairs["--cluster-node-timeout"]) <= 5000, name)
             self.assertNotIn("ports", self.services[name], "Redis has no password: do not publish it")
+        self.assertEqual(len({self.services[n]["volumes"][0] for n in self.nodes}), len(self.nodes))
         create = self.services["redis-cluster-create"]
-        self.assertIn("--cluster create", " ".join(create["command"]))
+        script = " ".join(create["command"])
+        self.assertIn("--cluster create", script)
+        self.assertIn("--cluster-replicas 1", script, "one replica per master")
+        self.assertIn("for n in " + " ".join(self.nodes) + ";", script, "masters first")
         self.assertEqual({m: c["condition"] for m, c in create["depends_on"].items()},
-                         {m: "service_healthy" for m in self.masters})
+                         {m: "service_healthy" for m in self.nodes})
 
     def test_hubs_are_given_every_master_and_wait_for_the_cluster(self):
         self.assertEqual(self.doc["name"], "trackhub-rediscluster")
@@ -419,6 +447,7 @@ class ComposeRedisClusterTest(unittest.TestCase):
             seeds = [urllib.parse.urlsplit(u) for u in hub["environment"]["TRACKHUB_CLUSTER"].split(",")]
             self.assertEqual([(u.scheme, u.hostname, u.port) for u in seeds], [("redis", m, 6379) for m in self.masters])
             self.assertEqual(hub["depends_on"]["redis-cluster-create"]["condition"], "service_completed_successfully")
+            self.assertRegex(hub["environment"]["TRACKHUB_CLUSTER_REPLICAS"], r"^(1|\$\{TRACKHUB_CLUSTER_REPLICAS:-1\})$", name)
         self.assertEqual(len({self.services[n]["volumes"][0] for n in CLUSTER_HUBS}), len(CLUSTER_HUBS))
 
     def test_docker_compose_config(self):
@@ -545,18 +574,23 @@ class KubernetesTest(unittest.TestCase):
         url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"]["value"])
         self.assertEqual(url.scheme, "redis")
         service = self.one("cluster", "Service", url.hostname)
-        (redis,) = self.objects("cluster", "StatefulSet")
+        redis = self.one("cluster", "StatefulSet", "trackhub-redis")
         redis_labels = redis["spec"]["template"]["metadata"]["labels"]
         self.assertTrue(selects(service["spec"]["selector"], redis_labels))
         self.assertEqual(service["spec"]["ports"][0]["port"], url.port)
         # ... and the hubs' Service does not select Redis.
         self.assertFalse(selects(self.one("cluster", "Service", "trackhub")["spec"]["selector"], redis_labels))
+        # ... nor the replica (it refuses writes).
+        replica = self.one("cluster", "StatefulSet", "trackhub-redis-replica")
+        self.assertFalse(selects(service["spec"]["selector"], replica["spec"]["template"]["metadata"]["labels"]))
         self.assertTrue(1 <= int(env["TRACKHUB_CLUSTER_PARTITIONS"]["value"]) <= 1024)
+        # Acks wait for a replica (WAIT); both overlays run one.
+        self.assertEqual(env["TRACKHUB_CLUSTER_REPLICAS"]["value"], "1")
         (pdb,) = self.objects("cluster", "PodDisruptionBudget")
         self.assertTrue(selects(pdb["spec"]["selector"]["matchLabels"], dep["spec"]["template"]["metadata"]["labels"]))
 
     def test_cluster_redis(self):
-        (redis,) = self.objects("cluster", "StatefulSet")
+        redis = self.one("cluster", "StatefulSet", "trackhub-redis")
         self.assertEqual(redis["spec"]["replicas"], 1)
         self.assertIn(redis["spec"]["serviceName"], [s["metadata"]["name"] for s in self.objects("cluster", "Service")])
         (c,) = redis["spec"]["template"]["spec"]["containers"]
@@ -570,24 +604,58 @@ class KubernetesTest(unittest.TestCase):
         mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
         self.assertEqual(mounts["/data"], redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"])
         self.assertIn("redis-cli ping", " ".join(c["readinessProbe"]["exec"]["command"]))
-        (policy,) = self.objects("cluster", "NetworkPolicy")
+        policy = self.one("cluster", "NetworkPolicy", "trackhub-redis")
         self.assertTrue(selects(policy["spec"]["podSelector"]["matchLabels"], redis["spec"]["template"]["metadata"]["labels"]))
+
+    def test_cluster_redis_replica(self):
+        redis = self.one("cluster", "StatefulSet", "trackhub-redis")
+        replica = self.one("cluster", "StatefulSet", "trackhub-redis-replica")
+        self.assertEqual(replica["spec"]["replicas"], 1)
+        self.assertIn(replica["spec"]["serviceName"], [s["metadata"]["name"] for s in self.objects("cluster", "Service")])
+        labels = replica["spec"]["template"]["metadata"]["labels"]
+        self.assertFalse(selects(redis["spec"]["selector"]["matchLabels"], labels), "not the master's pods")
+        (c,) = replica["spec"]["template"]["spec"]["containers"]
+        args = c["args"]
+        i = args.index("--replicaof")
+        # REPLICAOF the master's Service (the hubs' address).
+        master = self.one("cluster", "Service", args[i + 1])
+        self.assertTrue(selects(master["spec"]["selector"], redis["spec"]["template"]["metadata"]["labels"]))
+        self.assertEqual(args[i + 2], str(master["spec"]["ports"][0]["port"]))
+        pairs = dict(zip(args[1:i:2] + args[i + 3::2], args[2:i:2] + args[i + 4::2]))
+        self.assertEqual((pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "noeviction"))
+        self.assertIn("master_link_status:up", " ".join(c["readinessProbe"]["exec"]["command"]))
+        mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+        self.assertEqual(mounts["/data"], replica["spec"]["volumeClaimTemplates"][0]["metadata"]["name"])
+        # Never on the master's node.
+        (term,) = replica["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        self.assertEqual(term["topologyKey"], "kubernetes.io/hostname")
+        self.assertTrue(selects(term["labelSelector"]["matchLabels"], redis["spec"]["template"]["metadata"]["labels"]))
+        # The master's NetworkPolicy lets it replicate.
+        policy = self.one("cluster", "NetworkPolicy", "trackhub-redis")
+        sources = [p["podSelector"]["matchLabels"] for rule in policy["spec"]["ingress"] for p in rule["from"]]
+        self.assertTrue(any(selects(s, labels) for s in sources))
+        self.one("cluster", "NetworkPolicy", "trackhub-redis-replica")
 
     def test_rediscluster(self):
         (redis,) = self.objects("rediscluster", "StatefulSet")
-        self.assertEqual(redis["spec"]["replicas"], 3)
+        self.assertEqual(redis["spec"]["replicas"], 6, "three masters, one replica each")
         (c,) = redis["spec"]["template"]["spec"]["containers"]
         pairs = dict(zip(c["args"][1::2], c["args"][2::2]))
         self.assertEqual((pairs["--cluster-enabled"], pairs["--appendonly"], pairs["--maxmemory-policy"]), ("yes", "yes", "noeviction"))
         self.assertEqual(pairs["--cluster-preferred-endpoint-type"], "hostname")
         self.assertTrue(pairs["--cluster-announce-hostname"].startswith("$(POD_NAME)." + redis["spec"]["serviceName"]))
         self.assertTrue(pairs["--cluster-config-file"].startswith("/data/"))
+        self.assertTrue(2000 <= int(pairs["--cluster-node-timeout"]) <= 5000)
         (job,) = self.objects("rediscluster", "Job")
-        self.assertIn("--cluster create", job["spec"]["template"]["spec"]["containers"][0]["command"][-1])
+        script = job["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+        self.assertIn("--cluster create", script)
+        self.assertIn("--cluster-replicas 1", script, "one replica per master")
+        self.assertIn("for i in 0 1 2 3 4 5;", script, "every pod, masters first")
         # The same hubs as ../cluster; their seed, trackhub-redis, selects the masters.
         (dep,) = self.objects("rediscluster", "Deployment")
         self.assertEqual(dep["spec"]["replicas"], 3)
         _, env = self.hub_container(dep)
+        self.assertEqual(env["TRACKHUB_CLUSTER_REPLICAS"]["value"], "1")
         url = urllib.parse.urlsplit(env["TRACKHUB_CLUSTER"]["value"])
         service = self.one("rediscluster", "Service", url.hostname)
         self.assertTrue(selects(service["spec"]["selector"], redis["spec"]["template"]["metadata"]["labels"]))
@@ -1056,11 +1124,59 @@ class RedisCommandTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
 
     def test_kubernetes_redis(self):
-        (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "cluster")) if o["kind"] == "StatefulSet"]
+        (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "cluster"))
+                    if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "trackhub-redis"]
         (c,) = redis["spec"]["template"]["spec"]["containers"]
         cli, _ = self.start(list(c["args"]))
         self.check(cli)
         self.assertGreater(int(self.config(cli, "maxmemory")), 0)
+
+    def check_replica(self, master_argv, replica_argv, master_host):
+        """A master and its replica's command line, the replica pointed at the master on
+        loopback: the link comes up, the master counts it (what the hubs read and WAIT
+        waits for), and WAIT 1 confirms a log entry."""
+        master_cli, master_port = self.start(master_argv)
+        i = replica_argv.index("--replicaof")
+        self.assertEqual(replica_argv[i + 1], master_host)
+        argv = replica_argv[:i + 1] + ["127.0.0.1", str(master_port)] + replica_argv[i + 3:]
+        replica_cli, _ = self.start(argv)
+        self.assertEqual(self.config(replica_cli, "appendonly"), "yes")
+        self.assertEqual(self.config(replica_cli, "appendfsync"), "everysec")
+        self.assertEqual(self.config(replica_cli, "maxmemory-policy"), "noeviction")
+
+        def info(cli):
+            return subprocess.run(cli + ["info", "replication"], capture_output=True, text=True, timeout=10).stdout
+        wait_until(lambda: "master_link_status:up" in info(replica_cli), 30, "the replica's link to the master")
+        self.assertIn("connected_slaves:1", info(master_cli))
+        r = subprocess.run(master_cli + ["xadd", "trackhub:{p0}:log", "*", "e", "{}"], capture_output=True, text=True, timeout=10)
+        self.assertRegex(r.stdout.strip(), r"^\d+-\d+$", r.stdout + r.stderr)
+        r = subprocess.run(master_cli + ["wait", "1", "1000"], capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.stdout.strip(), "1", r.stdout + r.stderr)
+        # A replica writes its first AOF after the sync and refuses SIGTERM until it has
+        # ("Writing initial AOF, can't exit"): let it finish, so that the cleanup stops it.
+        persistence = lambda: subprocess.run(replica_cli + ["info", "persistence"], capture_output=True, text=True, timeout=10).stdout
+        wait_until(lambda: "aof_rewrite_in_progress:0" in persistence() and "aof_rewrite_scheduled:0" in persistence(),
+                   30, "the replica's initial AOF")
+        return replica_cli
+
+    def test_compose_redis_replica(self):
+        services = yaml.safe_load(read("compose.cluster.yaml"))["services"]
+        replica_cli = self.check_replica(list(services["redis"]["command"]), list(services["redis-replica"]["command"]), "redis")
+        test = services["redis-replica"]["healthcheck"]["test"]
+        self.assertEqual(test[0], "CMD-SHELL")
+        r = subprocess.run(["sh", "-c", test[1].replace("redis-cli", " ".join(replica_cli))], capture_output=True, timeout=30)
+        self.assertEqual(r.returncode, 0)
+
+    def test_kubernetes_redis_replica(self):
+        objects = kustomize(os.path.join(DEPLOY, "kubernetes", "cluster"))
+        (master,) = [o for o in objects if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "trackhub-redis"]
+        (replica,) = [o for o in objects if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "trackhub-redis-replica"]
+        (mc,) = master["spec"]["template"]["spec"]["containers"]
+        (rc,) = replica["spec"]["template"]["spec"]["containers"]
+        replica_cli = self.check_replica(list(mc["args"]), list(rc["args"]), "trackhub-redis")
+        probe = rc["readinessProbe"]["exec"]["command"]
+        r = subprocess.run(probe[:-1] + [probe[-1].replace("redis-cli", " ".join(replica_cli))], capture_output=True, timeout=30)
+        self.assertEqual(r.returncode, 0)
 
     def check_cluster_master(self, argv):
         """A Redis Cluster master's command line (compose or Kubernetes): it starts with its
@@ -1081,6 +1197,7 @@ class RedisCommandTest(unittest.TestCase):
     def test_compose_rediscluster_masters(self):
         services = yaml.safe_load(read("compose.rediscluster.yaml"))["services"]
         self.check_cluster_master(list(services["redis-1"]["command"]))
+        self.assertEqual(services["redis-4"]["command"], [a.replace("redis-1", "redis-4") for a in services["redis-1"]["command"]])
 
     def test_kubernetes_rediscluster_masters(self):
         (redis,) = [o for o in kustomize(os.path.join(DEPLOY, "kubernetes", "rediscluster")) if o["kind"] == "StatefulSet"]
