@@ -5,6 +5,8 @@
 # hub's CPU share and CPU milliseconds per 1 000 fixes received over the window (the hub's
 # /proc figures, read by the generator). TRACKHUB_BIN / TRACKHUB_LOAD_BIN pick the builds, so
 # two hubs can be compared under the same generator (BENCHMARKS.md, "The courier's signal").
+# PROCESSES=N spreads the couriers over N generator processes (one process opens at most
+# ~19 000 connections here; 10 000 couriers at 1 fix/s want 2).
 source "$(dirname "$0")/lib.sh"
 couriers="${1:-2000}"
 duration="${2:-60s}"
@@ -13,7 +15,7 @@ build
 trap stop_hub EXIT
 start_hub "$name"
 load "$name" --couriers "$couriers" --viewers 0 --courier-subscribe false --fix-interval 1s \
-    --ramp 10s --warmup 5s --duration "$duration" --live false >/dev/null
+    --ramp 10s --warmup 5s --duration "$duration" --live false ${PROCESSES:+--processes "$PROCESSES"} >/dev/null
 python3 - "$OUT/$name/summary.json" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
