@@ -196,14 +196,18 @@ def port_with_bus():
 
 
 class RedisClusterServers:
-    """A Redis Cluster of three masters on loopback: three `redis-server --cluster-enabled yes`
-    joined by `redis-cli --cluster create`; `url` names all three (the hubs' --cluster seeds)."""
+    """A Redis Cluster on loopback: `masters` x (1 + `replicas`) `redis-server --cluster-enabled
+    yes` (`cluster-node-timeout` 2 s) joined by `redis-cli --cluster create`; `url` names every
+    node (the hubs' --cluster seeds). The partition tests use three masters without replicas
+    or AOF; the failover tests (test_cluster_failover) replicas and `appendonly yes`."""
 
-    def __init__(self, directory, masters=3):
+    def __init__(self, directory, masters=3, replicas=0, appendonly="no"):
         self.dir = directory
-        self.count = masters
+        self.count = masters * (1 + replicas)
+        self.replicas = replicas
+        self.appendonly = appendonly
         self.ports = []
-        self.procs = []
+        self.procs = {}
         self.proc = self  # test_cluster's logs() asks self.redis.proc.poll()
 
     @property
@@ -220,21 +224,48 @@ class RedisClusterServers:
         for port in self.ports:
             d = os.path.join(self.dir, str(port))
             os.makedirs(d, exist_ok=True)
-            log = open(os.path.join(d, "redis.log"), "ab")
-            self.procs.append(subprocess.Popen(
-                [redis_server_path(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                 "--dir", d, "--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
-                 "--cluster-node-timeout", "2000"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
-            log.close()
+            with open(os.path.join(d, "redis.log"), "ab") as log:
+                self.procs[port] = subprocess.Popen(
+                    [redis_server_path(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                     "--appendonly", self.appendonly, "--dir", d, "--cluster-enabled", "yes",
+                     "--cluster-config-file", os.path.join(d, "nodes.conf"), "--cluster-node-timeout", "2000"],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         for port in self.ports:
             self._wait(lambda: self._call(port, "PING") == "PONG", f"redis-server {port} answers PING")
         subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
-                        "--cluster-replicas", "0", "--cluster-yes"], check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=60)
-        self._wait(lambda: all(b"cluster_state:ok" in (self._call(p, "CLUSTER", "INFO") or b"") for p in self.ports),
-                   "every master says cluster_state:ok")
+                        "--cluster-replicas", str(self.replicas), "--cluster-yes"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        self.wait_healthy()
         return self
+
+    def wait_healthy(self, deadline_s=60):
+        """Every live node says cluster_state:ok and every replica's link to its master is up."""
+        def healthy():
+            for p in self.live_ports():
+                if b"cluster_state:ok" not in (self._call(p, "CLUSTER", "INFO") or b""):
+                    return False
+                info = self._call(p, "INFO", "replication") or b""
+                if b"role:slave" in info and b"master_link_status:up" not in info:
+                    return False
+            return True
+        self._wait(healthy, "every node says cluster_state:ok, every replica in sync", deadline_s)
+
+    def live_ports(self):
+        return [p for p, proc in self.procs.items() if proc.poll() is None]
+
+    def master_of_key(self, key):
+        """The port of the master serving `key`, as the first live node sees it."""
+        port = self.live_ports()[0]
+        slot = self._call(port, "CLUSTER", "KEYSLOT", key)
+        for entry in self._call(port, "CLUSTER", "SLOTS") or []:
+            if entry[0] <= slot <= entry[1]:
+                return entry[2][1]
+        return None
+
+    def kill_node(self, port):
+        """SIGKILL one node."""
+        os.killpg(self.procs[port].pid, signal.SIGKILL)
+        self.procs[port].wait(timeout=10)
 
     def _call(self, port, *args):
         try:
@@ -262,13 +293,13 @@ class RedisClusterServers:
         raise AssertionError(f"no master serves {key}")
 
     def poll(self):
-        return None if all(p.poll() is None for p in self.procs) else 1
+        return None if all(p.poll() is None for p in self.procs.values()) else 1
 
     def log_tail(self, lines=6):
         return "(three cluster nodes: logs in their directories)"
 
     def kill(self):
-        for p in self.procs:
+        for p in self.procs.values():
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGKILL)
