@@ -95,8 +95,9 @@ enum ServeCommand {
       --cluster-lease DURATION  a dead hub's partitions are taken over within it (default 5s):
                                 its lease keys live half of it, renewed every tenth
       --cluster-replicas N      ack or answer a command only once N replicas of the log's Redis
-                                confirmed its entry (WAIT), else 503 after 1 s (default 0); what
-                                an ack survives is logged and in /metrics (docs/cluster.md)
+                                confirmed its entry (WAIT), else 503 after 1 s (default 0); no
+                                hub shows an entry before that; what an ack survives is logged
+                                and in /metrics (docs/cluster.md)
 
     Limits (PROTOCOL section 1):
       --max-message BYTES       a client message (default 64KiB; past it: close 1009)
