@@ -8,10 +8,10 @@ a page's screenshot once it is drawn, and a courier's fixes along a route.
 """
 import contextlib
 import json
-import math
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -26,24 +26,8 @@ BIN = subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-pa
 SECRET = "screenshot-secret-at-least-32-bytes-long"
 
 
-def dist_m(a, b):
-    lon1, lat1, lon2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    s = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
-    return 2 * 6371008.8 * math.asin(min(1.0, math.sqrt(s)))
-
-
-def line_length(line):
-    return sum(dist_m(line[i], line[i + 1]) for i in range(len(line) - 1))
-
-
-def point_along(line, d):
-    for i in range(len(line) - 1):
-        seg = dist_m(line[i], line[i + 1])
-        if d <= seg or i == len(line) - 2:
-            f = 0 if seg == 0 else min(1.0, d / seg)
-            return [line[i][0] + (line[i + 1][0] - line[i][0]) * f, line[i][1] + (line[i + 1][1] - line[i][1]) * f]
-        d -= seg
-    return list(line[-1])
+sys.path.insert(0, os.path.join(REPO, "tests-py", "browser"))
+from line_geometry import line_length, point_along  # noqa: E402,F401  (the screenshot scripts use them)
 
 
 def helsinki_route():

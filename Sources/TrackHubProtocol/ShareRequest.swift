@@ -40,6 +40,20 @@ public struct ShareRequest: Sendable, Equatable {
             rangeMessage: "visible_within_stops must be an integer from 0 to \(maxVisibleWithinStops)")
         return ShareRequest(ttlSeconds: ttl ?? defaultTTLSeconds, stop: stop, visibleWithinStops: Int(within ?? 0))
     }
+
+    /// The body a client sends (the simulator's customers, the load generator): `ttl_s`, and
+    /// `stop` with `visible_within_stops` for a link for one stop; `decode` reads it back.
+    public func encoded() -> [UInt8] {
+        var w = JSONWriter(headroom: 0, capacity: 80 + (stop?.utf8.count ?? 0))
+        w.beginObject()
+        w.field("ttl_s", ttlSeconds)
+        if let stop {
+            w.field("stop", stop)
+            w.field("visible_within_stops", visibleWithinStops)
+        }
+        w.endObject()
+        return w.finish()
+    }
 }
 
 extension HTTPBodies {

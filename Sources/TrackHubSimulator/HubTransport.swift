@@ -71,12 +71,9 @@ public final class HubTransport: SimulationTransport {
         let rider = action.rider
         switch action.action {
         case .connect:
-            state.withLock { state in
-                guard let host = state.host else { return }
-                let id = host.connect(target)
+            open(target) { state, id in
                 state.riderOf[id] = rider
                 state.connectionOf[rider] = id
-                state.open.insert(id)
             }
         case .send(let text):
             let (host, id) = state.withLock { ($0.host, $0.connectionOf[rider]) }
@@ -87,12 +84,9 @@ public final class HubTransport: SimulationTransport {
         case .openLink(let link, let linkToken):
             let key = LinkKey(rider: rider, link: link)
             let target = Self.presenting(linkToken ?? token, to: bareTarget)
-            state.withLock { state in
-                guard let host = state.host else { return }
-                let id = host.connect(target)
+            open(target) { state, id in
                 state.linkOf[id] = key
                 state.connectionOfLink[key] = id
-                state.open.insert(id)
             }
         case .sendLink(let link, let text):
             let (host, id) = state.withLock { ($0.host, $0.connectionOfLink[LinkKey(rider: rider, link: link)]) }
@@ -157,6 +151,17 @@ public final class HubTransport: SimulationTransport {
     /// The simulator's WebSocket connections to the hub now, opening ones included
     /// (`HubViewers` takes them from the hub's count).
     public var openConnections: Int { state.withLock { $0.open.count } }
+
+    /// Opens a connection to `target` (nothing before `start`) and lets `register` note whose
+    /// it is, under the same lock, so its first callback finds it registered.
+    private func open(_ target: WebSocketTarget, register: (inout State, ConnectionID) -> Void) {
+        state.withLock { state in
+            guard let host = state.host else { return }
+            let id = host.connect(target)
+            register(&state, id)
+            state.open.insert(id)
+        }
+    }
 }
 
 /// Receives the WebSocket client's callbacks (on its service thread) and forwards them.

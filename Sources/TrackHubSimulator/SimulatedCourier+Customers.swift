@@ -21,7 +21,7 @@ extension SimulatedCourier {
             let request = takeRequestID()
             linkRequests[request] = link
             customers[link] = StopCustomer(link: link, trip: id, stop: stop.id, stopName: stop.name)
-            let body = StopCustomer.shareBody(stop: stop.id, visibleWithinStops: settings.linkVisibleWithinStops)
+            let body = ShareRequest(stop: stop.id, visibleWithinStops: settings.linkVisibleWithinStops).encoded()
             actions.append(.http(HTTPCall(id: request, method: "POST", path: "/v1/trips/\(id)/share", body: body)))
         }
         return actions

@@ -61,16 +61,6 @@ struct StopCustomer: Sendable {
         return String(decoding: w.finish(), as: UTF8.self)
     }
 
-    /// The body of `POST /v1/trips/{id}/share` for this stop's link.
-    static func shareBody(stop: String, visibleWithinStops: Int) -> [UInt8] {
-        var w = JSONWriter(headroom: 0, capacity: 64 + stop.utf8.count)
-        w.beginObject()
-        w.field("stop", stop)
-        w.field("visible_within_stops", visibleWithinStops)
-        w.endObject()
-        return w.finish()
-    }
-
     /// Takes one message from the hub at wall time `now`.
     mutating func receive(_ message: ServerMessage, now: Int64) {
         guard !isDone else { return }

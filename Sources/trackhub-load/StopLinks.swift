@@ -58,7 +58,9 @@ extension LoadRun {
             for k in trips[t].stopAlongs.indices { jobs.append((t, k)) }
         }
         let ids = jobs.map { trips[$0.trip].id }
-        let bodies = jobs.map { #"{"stop":"\#(StopLinkPlan.id($0.stop))","visible_within_stops":\#(StopLinkPlan.visibleWithinStops)}"# }
+        let bodies = jobs.map {
+            String(decoding: ShareRequest(stop: StopLinkPlan.id($0.stop), visibleWithinStops: StopLinkPlan.visibleWithinStops).encoded(), as: UTF8.self)
+        }
         let tokens = HubMutex<[Int: String]>([:])
         counters.httpFailures += HubHTTP.forEach(jobs.count) { i in
             guard let answer = http(ids[i]).request("POST", "/v1/trips/\(ids[i])/share", json: bodies[i]), answer.status == 201,

@@ -43,6 +43,13 @@ import TrackHubCore
     }
 
     /// The customer's body is the viewer's with the rider cut to its name, no config and no trail.
+    @Test func aClientsShareRequestHasItsExactBytesAndReadsBack() throws {
+        let link = ShareRequest(ttlSeconds: 3600, stop: "order-7", visibleWithinStops: 2)
+        #expect(String(decoding: link.encoded(), as: UTF8.self) == #"{"ttl_s":3600,"stop":"order-7","visible_within_stops":2}"#)
+        #expect(try ShareRequest.decode(link.encoded()) == link)
+        #expect(String(decoding: ShareRequest().encoded(), as: UTF8.self) == #"{"ttl_s":86400}"#)
+    }
+
     @Test func customerViewDiffersFromTheFullOneOnlyInRiderConfigAndTrail() throws {
         for offset: Int64 in [5010, 7010] {
             var view = try F.view(at: F.t0 + offset)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import math
 import os
 import re
 import shutil
@@ -81,24 +80,7 @@ def secured(test):
 
 
 # ---- geometry helpers (metres along a [lon, lat] line) ---------------------------------
-def dist_m(a, b):
-    lon1, lat1, lon2, lat2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    s = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
-    return 2 * 6371008.8 * math.asin(min(1.0, math.sqrt(s)))
-
-
-def line_length(line):
-    return sum(dist_m(line[i], line[i + 1]) for i in range(len(line) - 1))
-
-
-def point_along(line, d):
-    for i in range(len(line) - 1):
-        seg = dist_m(line[i], line[i + 1])
-        if d <= seg or i == len(line) - 2:
-            f = 0 if seg == 0 else min(1.0, d / seg)
-            return [line[i][0] + (line[i + 1][0] - line[i][0]) * f, line[i][1] + (line[i + 1][1] - line[i][1]) * f]
-        d -= seg
-    return list(line[-1])
+from line_geometry import dist_m, line_length, point_along  # noqa: E402,F401  (the pages' tests use them as base.*)
 
 
 # A ~1.6 km route through Lisbon, a stop near its middle.
