@@ -155,11 +155,15 @@ final class ClusterLogWriter: Sendable {
             return
         }
         state.withLock { $0.connected = true }
-        var appended: [Int: StreamID] = [:]
-        for (item, reply) in zip(batch, replies) {
-            if let text = reply.text, let id = StreamID(text) { appended[item.partition] = max(appended[item.partition] ?? id, id) }
+        var shortfalls: [Int: String] = [:]
+        if replicasRequired > 0 {
+            // Per partition, the last entry this pipeline appended: the confirmed position's new value.
+            var appended: [Int: StreamID] = [:]
+            for (item, reply) in zip(batch, replies) {
+                if let text = reply.text, let id = StreamID(text) { appended[item.partition] = max(appended[item.partition] ?? id, id) }
+            }
+            shortfalls = confirmOnReplicas(Set(batch.map(\.partition)), upTo: appended, over: &redis)
         }
-        let shortfalls = replicasRequired > 0 ? confirmOnReplicas(Set(batch.map(\.partition)), upTo: appended, over: &redis) : [:]
         for (item, reply) in zip(batch, replies) {
             if let shortfall = shortfalls[item.partition] {
                 item.completion(.failure(.refused(Self.shortfallPrefix + shortfall)))
