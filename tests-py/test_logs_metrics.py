@@ -213,5 +213,32 @@ class MetricsTest(unittest.TestCase):
             hub.stop()
 
 
+class CommitHereTest(AsyncTestCase):
+    async def test_fixes_over_a_websocket_are_committed_on_the_service_thread_when_the_store_is_idle(self):
+        """Issue 40: a fix whose store is idle is committed on the service thread (no hand-off
+        to the writer and back), counted by trackhub_store_commits_here_total, and still acked
+        only once stored: each ack's fix is in the trail when the ack arrives."""
+        hub = HubProcess().start()
+        try:
+            hub.create_trip(id="CH", route=ROUTE)
+            before = value(scrape(hub), "trackhub_store_commits_here_total")
+            client = Client(await connect(hub))
+            t0 = hubproc.now_ms() - 600_000
+            # One fix at a time, each waiting for its ack: the writer is idle between them
+            # (but for the hub's 100 ms state flushes, which a few fixes cannot all meet).
+            for i in range(6):
+                await client.send(op="fix", id=f"f{i}", trip="CH", lat=38.7158 + i * 0.0002,
+                                  lon=-9.1420 + i * 0.0005, ts=t0 + i * 30_000, seq=i + 1)
+                ack = await client.wait_for(lambda m, i=i: m.get("re") == f"f{i}", what=f"the ack of f{i}")
+                self.assertEqual(ack["type"], "ack", ack)
+                status, trail, raw = hub.http("GET", "/v1/trips/CH/trail")
+                self.assertEqual(status, 200, raw)
+                self.assertIn(t0 + i * 30_000, trail["properties"]["ts"])
+            self.assertGreaterEqual(value(scrape(hub), "trackhub_store_commits_here_total") - before, 1)
+            await client.ws.close()
+        finally:
+            hub.stop()
+
+
 if __name__ == "__main__":
     unittest.main()

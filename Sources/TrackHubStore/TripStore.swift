@@ -106,6 +106,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 public protocol TripStore: AnyObject, Sendable {
     /// Submits a batch; `completion` gets `.success` once it is durable.
     func append(_ records: [StoreRecord], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
+    /// Commits the batch on the calling thread, now, when nothing else is queued or being
+    /// written, and returns how that went; nil when the store cannot (its own thread is at
+    /// work, or it has no such path): the caller then uses `append`. A batch committed here
+    /// is ordered after every batch appended before it, like `append`'s.
+    func commitHereIfIdle(_ records: [StoreRecord]) -> Result<Void, StoreError>?
     /// Every trip that has not ended, plus ended ones still retained, for start-up.
     func loadTrips() throws(StoreError) -> [StoredTrip]
     /// Every registered device, for start-up.
@@ -131,6 +136,9 @@ public protocol TripStore: AnyObject, Sendable {
 }
 
 extension TripStore {
+    /// Stores without a path on the caller's thread: always through `append`.
+    public func commitHereIfIdle(_ records: [StoreRecord]) -> Result<Void, StoreError>? { nil }
+
     /// Which of these seqs, and (for fixes without seq) which of these timestamps, the trip
     /// has stored: the duplicate check past what the hub remembers (PROTOCOL 7).
     public func storedFixKeys(tripID: String, seqs: [Int64], timestamps: [Int64]) throws(StoreError) -> (seqs: Set<Int64>, timestamps: Set<Int64>) {

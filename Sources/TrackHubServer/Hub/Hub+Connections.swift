@@ -53,7 +53,8 @@ extension Hub {
         case .failure(let error):
             services.replies.sendError(to: id, re: decoded.id, services.access.authorizeUndecoded(message, from: id) ?? error)
         case .success(let clientMessage):
-            handle(clientMessage, re: decoded.id, from: id, now: now)
+            // A fix may be committed right here when the store is idle (TripStorage.persist).
+            services.storage.committingHere { handle(clientMessage, re: decoded.id, from: id, now: now) }
         }
     }
 

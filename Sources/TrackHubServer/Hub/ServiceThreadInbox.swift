@@ -22,6 +22,14 @@ final class ServiceThreadInbox: Sendable {
         host.wake()
     }
 
+    /// Queues `work` without waking the loop: for the service thread itself, inside a
+    /// callback whose end drains the inbox (`Hub.connectionReceived`), so the work runs after
+    /// what the callback is doing, as if it had come back from another thread, but without a
+    /// wake-up of the loop.
+    func runAfterThisCallback(_ work: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.append(work) }
+    }
+
     /// Work is waiting (a sub-tick steps aside for it, Hub+Tick).
     var hasWork: Bool { queue.withLock { !$0.isEmpty } }
 

@@ -29,6 +29,8 @@ final class HubMetrics {
     var httpRequests = 0
     var upgradesRefused = 0
     var storeFailures = 0
+    /// Store batches committed on the service thread (the writer idle: `TripStorage.persist`).
+    var storeCommitsHere = 0
     /// Store reads that failed (answered `unavailable`, or logged when the answer went out without them).
     var storeReadFailures = 0
     var ticks = 0
@@ -109,6 +111,7 @@ final class HubMetrics {
         metric("trackhub_http_requests_total", "counter", "HTTP requests answered.", Double(httpRequests))
         metric("trackhub_upgrades_refused_total", "counter", "WebSocket upgrades refused.", Double(upgradesRefused))
         metric("trackhub_store_failures_total", "counter", "Store batches that failed to commit.", Double(storeFailures))
+        metric("trackhub_store_commits_here_total", "counter", "Store batches committed on the service thread while the store's writer was idle (no hand-off).", Double(storeCommitsHere))
         metric("trackhub_store_read_failures_total", "counter", "Store reads that failed.", Double(storeReadFailures))
         out += commandLog  // the cluster's gauges and counters (RedisCommandLog)
         out += fixAck.render("trackhub_fix_ack_seconds", help: "From a fix's arrival to its ack being queued (store commit included).")

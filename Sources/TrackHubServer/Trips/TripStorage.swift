@@ -22,6 +22,12 @@ final class TripStorage: @unchecked Sendable {
     /// Reads on the read queue whose answers are still to go out (those that hold the drain).
     private(set) var readsInFlight = 0
 
+    /// Inside `committingHere`.
+    private var mayCommitHere = false
+    /// A batch was committed here since the inbox was last drained for it.
+    private var committedHere = false
+    private var commitHereBudget = CommitHereBudget()
+
     /// Store reads that must not block the service thread.
     private static let readQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
 
@@ -35,17 +41,43 @@ final class TripStorage: @unchecked Sendable {
     /// True while a batch or a read is on its way (the drain waits).
     var isBusy: Bool { batchesInFlight > 0 || readsInFlight > 0 }
 
-    /// Appends a batch to the store; `then` runs on the service thread once it committed or failed.
+    /// Appends a batch to the store; `then` runs on the service thread once it committed or
+    /// failed, never before `persist` returns. Inside `committingHere` (a received message) the
+    /// batch is committed on this thread when the store's writer is idle and the budget allows
+    /// (`CommitHereBudget`); `then` then runs at the end of that message's handling.
     func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         batchesInFlight += 1
         let submitted = systemMonotonicMicros()
+        if mayCommitHere, commitHereBudget.allows(at: submitted), let result = store.commitHereIfIdle(records) {
+            commitHereBudget.spend(systemMonotonicMicros() - submitted)
+            metrics.storeCommitsHere += 1
+            committedHere = true
+            inbox.runAfterThisCallback { [self] in completed(result, submitted: submitted, then) }
+            return
+        }
         store.append(records) { [self] result in
-            inbox.run { [self] in
-                metrics.storeCommit.observe(ms: (systemMonotonicMicros() - submitted) / 1000)
-                batchesInFlight -= 1
-                if case .failure = result { metrics.storeFailures += 1 }
-                then(result)
-            }
+            inbox.run { [self] in completed(result, submitted: submitted, then) }
+        }
+    }
+
+    /// A batch came back (service thread).
+    private func completed(_ result: Result<Void, StoreError>, submitted: Int64, _ then: (Result<Void, StoreError>) -> Void) {
+        metrics.storeCommit.observe(ms: (systemMonotonicMicros() - submitted) / 1000)
+        batchesInFlight -= 1
+        if case .failure = result { metrics.storeFailures += 1 }
+        then(result)
+    }
+
+    /// Runs `body` (the handling of one received message) with commits on the service thread
+    /// allowed, then what they completed: their completions wait in the inbox, unwoken, and
+    /// run here, after `body`, in the order they and any other completions came in.
+    func committingHere(_ body: () -> Void) {
+        mayCommitHere = true
+        body()
+        mayCommitHere = false
+        if committedHere {
+            committedHere = false
+            inbox.drain()
         }
     }
 
