@@ -17,8 +17,9 @@ extension Hub {
         services.fleet.tickIfDue(now: now)  // checked every wake-up: a tick starts on time, not up to 0.5 s late
         if now - loopTimes.lastStateFlush >= 100 {
             loopTimes.lastStateFlush = now
-            services.storage.flushChangedTripStates()
+            services.storage.startStateRound()
         }
+        services.storage.writeSomeTripStates()  // a slice per sub-tick: fixes do not wait behind one big batch
         if now - loopTimes.lastHousekeeping >= min(500, config.pingIntervalMs / 2) {
             let previousHousekeeping = loopTimes.lastHousekeeping  // for the once-a-minute retention check
             loopTimes.lastHousekeeping = now

@@ -7,7 +7,7 @@ import TrackHubStore
 /// and reads run on a queue of their own, each answered back on the service thread through
 /// the inbox. It counts what is in flight, which the drain waits for (PROTOCOL 9: a SIGTERM
 /// still acks what was received), and it writes the marker states that changed without an
-/// event (every 100 ms, one batch).
+/// event (every 100 ms, in slices).
 ///
 /// Threads: called on the service thread; completions come back through the inbox. It is
 /// `@unchecked Sendable` because those `@Sendable` completions capture it to count down.
@@ -27,6 +27,9 @@ final class TripStorage: @unchecked Sendable {
     /// A batch was committed here since the inbox was last drained for it.
     private var committedHere = false
     private var commitHereBudget = CommitHereBudget()
+    /// Trips whose state this round still has to write, and how many a slice writes.
+    private var statesDue: [String] = []
+    private var statesPerSlice = TripStorage.fewestStatesPerSlice
 
     /// Store reads that must not block the service thread.
     private static let readQueue = DispatchQueue(label: "trackhub.store-read", qos: .userInitiated)
@@ -101,17 +104,46 @@ final class TripStorage: @unchecked Sendable {
         }
     }
 
-    /// Writes the state of every trip changed since the last flush, in one batch.
+    /// Writes the state of every trip changed and not yet written, in one batch (the drain).
     func flushChangedTripStates() {
+        startStateRound()
+        writeDueStates(limit: .max)
+    }
+
+    /// Starts a round of state writes (every 100 ms): the trips changed since the last round
+    /// are due, written a slice at a time by `writeSomeTripStates`. What the last round left
+    /// is written at once first.
+    ///
+    /// Why slices: a state is about 20 µs to encode and write; one batch of every changed
+    /// trip (100 at 1 000 fixes a second) held the store's writer for milliseconds, and every
+    /// fix arriving meanwhile waited behind it for its ack (the fix's tail, issue 40). A slice
+    /// of at most an eighth of the round, one per sub-tick, keeps that wait short.
+    func startStateRound() {
+        if !statesDue.isEmpty { writeDueStates(limit: .max) }
         guard !trips.unstoredState.isEmpty else { return }
-        let changed = trips.takeUnstoredStates()
+        statesDue = Array(trips.takeUnstoredStates())
+        statesPerSlice = max(Self.fewestStatesPerSlice, (statesDue.count + 7) / 8)
+    }
+
+    /// One slice of the round's due states (each sub-tick).
+    func writeSomeTripStates() {
+        writeDueStates(limit: statesPerSlice)
+    }
+
+    /// A slice smaller than this is not worth its own transaction.
+    static let fewestStatesPerSlice = 16
+
+    private func writeDueStates(limit: Int) {
+        guard !statesDue.isEmpty else { return }
+        let count = min(limit, statesDue.count)
         var records: [StoreRecord] = []
-        records.reserveCapacity(changed.count)
-        for id in changed {
-            guard let entry = trips[id] else { continue }
+        records.reserveCapacity(count)
+        for id in statesDue.suffix(count) {
+            guard let entry = trips[id] else { continue }  // removed meanwhile
             records.append(.tripState(entry.trip.withoutSeenFixes, createdAt: entry.createdAt, riderJSON: entry.riderJSON))
         }
-        persist(records) { _ in }
+        statesDue.removeLast(count)
+        if !records.isEmpty { persist(records) { _ in } }
     }
 
     /// Loads the trips of the store into the table (a hub alone, at start; see `LocalCommandLog`).
