@@ -2,7 +2,11 @@
 link's `GET /v1/trips/{id}` view, and the live side: every WebSocket message links receive
 over a whole trip with three stops on one street (the route passes right through the other
 stops), in frames and in segments mode; a new route that keeps the link's stop and one that
-drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events.
+drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events,
+and ending a link revoked on one of them. Also: a link the courier is hidden from leaves it
+at the idle cadence until the courier is shown (PROTOCOL 18); a `since_event` replay carries
+only the link's own events; a link's GET equals its snapshot; a share token the shop signs
+itself with the hub's secret gets the link's view; an expired link token is refused.
 
 Privacy is tested like durability: every byte each link receives over the whole trip is kept,
 and no coordinate in it may lie within 200 m of another stop; no frame or segment comes while

@@ -10,6 +10,8 @@ http.server on loopback, an ephemeral port, started by each test).
   the same webhook-id as before.
 - Cluster mode (three hubs on one Redis): each event is delivered by one node, and none is
   lost when the delivering node is killed.
+- A stop's `trip.waypoint_reached` and `trip.waypoint_resumed` carry its `stop` and
+  `stop_name` (PROTOCOL 17), null for a stop without a name.
 
 No sleeps to synchronise: every wait has a deadline and ends on a request or a message.
 Retries are made quick with --webhook-retry-base (the doubling and the 5 min cap stay).

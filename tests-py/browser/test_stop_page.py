@@ -12,6 +12,9 @@ between a and b (at 1 200 m: 400 and 450 m from them), hidden again within 200 m
 from 1 900 m.
 Privacy is checked on the page too: every WebSocket message the page receives and every
 position its marker is drawn at is kept, and none may lie within 200 m of stop a or b.
+With Reduce Motion emulated (`prefers-reduced-motion: reduce`) the page's marker jumps to
+each position instead of sliding, and its progress bar has no transition; the same steps
+without the setting are the control.
 Conditions are awaited with deadlines (WebDriverWait), never with sleeps. Screenshots go to
 test-artifacts/ (scripts/stop_screenshots.py takes the ones in docs/).
 
@@ -356,10 +359,9 @@ class StopPageTest(base.PageTestHelpers, unittest.TestCase):
         courier at 100 m, then at 300 m), never on the way between, and the progress bar has no
         transition; without it (the control) the same 6 s animation is drawn at points between."""
         self.use_size(PHONE)
-        try:
-            drawn, start, end, transition = self.slide(reduce=True)
-        finally:
-            self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        # The class shares one Chromium: the next test gets the machine's own setting back.
+        self.addCleanup(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", {"features": []})
+        drawn, start, end, transition = self.slide(reduce=True)
         self.assertTrue(drawn, "the marker was drawn after the fix")
         between = [q for q in drawn if base.dist_m(q, start) > 5 and base.dist_m(q, end) > 5]
         self.assertEqual(between, [], "drawn on the way: it slid")
