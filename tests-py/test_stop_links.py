@@ -4,7 +4,8 @@ over a whole trip with three stops on one street (the route passes right through
 stops), in frames and in segments mode; a new route that keeps the link's stop and one that
 drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events,
 and ending a link revoked on one of them. Also: a link the courier is hidden from leaves it
-at the idle cadence until the courier is shown (PROTOCOL 18); a `since_event` replay carries
+at the idle cadence until the courier is shown (PROTOCOL 18), on its own hub or on another
+hub of a cluster, which does not publish the trip as watched meanwhile; a `since_event` replay carries
 only the link's own events; a link's GET equals its snapshot; a share token the shop signs
 itself with the hub's secret gets the link's view; an expired link token is refused.
 
@@ -763,6 +764,53 @@ class ClusterStopLinkTest(LiveLinkCase):
                 else:
                     self.assertLessEqual(abs(mine[2] - theirs[2]), ETA_TOLERANCE_S, (name, mine, theirs))
             self.assertEqual(events[name], events["A"], name)
+
+    def watched_sets(self):
+        """Every hub's watched trips as published in Redis (`trackhub:watched:<node>`: a version
+        line, then a trip id a line; PROTOCOL 18's exchange)."""
+        with self.redis.client() as r:
+            keys = r.call("KEYS", "trackhub:watched:*") or []
+            return [set(t.decode() for t in (r.call("GET", k) or b"").split(b"\n")[1:] if t) for k in keys]
+
+    def test_a_link_hidden_on_another_hub_does_not_make_the_trip_watched(self):
+        """PROTOCOL 18 in cluster mode: b's link (shown from 0 stops before b) on hub B is the
+        trip's only subscriber and its courier is on A. While the courier is hidden from the
+        link, B publishes M1 as watched nowhere (read after B published a later subscription,
+        a viewer of M2) and the courier hears only the idle interval; once it is shown, A tells
+        the courier the watched one."""
+        self.hub.create_trip("M2", street())
+        status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, {"stop": "b"})
+        self.assertEqual(status, 201, doc)
+        link = self.link(doc["token"], "b", hub=self.hubs["B"])
+        self.assertEqual(link.subscribe()["type"], "snapshot")
+        courier = WS(self.hub, self.hub.courier_token)
+        self.clients.append(courier)
+        self.drive_street(self.hub.courier_token, upto=900, courier=courier)
+        probe = self.link(self.hub.admin_token, "whole trip", hub=self.hubs["B"])
+        self.assertEqual(probe.ws.request({"op": "subscribe", "trip": "M2"})["type"], "snapshot")
+        # B publishes its whole set at once: once M2 is in it, M1's hidden link was counted too.
+        def published_with_m2():
+            got = self.watched_sets()
+            return got if any("M2" in w for w in got) else None
+        sets = self.wait_for("B's viewer of M2 published", published_with_m2)
+        self.assertFalse(any("M1" in w for w in sets), f"M1 published as watched while its only link sees nothing: {sets}")
+        link.drain()
+        self.assertFalse([m for m in link.messages() if m.get("type") == "stop"][-1]["visible"], link.messages()[-3:])
+        courier.request({"op": "ping"})
+        cadences = [(m["interval_ms"], m["watched"]) for m in courier.log if m.get("type") == "cadence" and m["trip"] == "M1"]
+        self.assertTrue(cadences, "no cadence after the first ack")
+        self.assertEqual(set(cadences), {(30_000, False)}, cadences)
+
+        for i, along in enumerate((1000, 1100, 1200, 1300)):
+            lat, lon = point(along)
+            fix = {"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": int(time.time() * 1000) - 60_000 + i * 10_000,
+                   "seq": 100 + i, "duration_ms": 200}
+            self.assertEqual(courier.request(fix)["type"], "ack")
+        link.ws.until(lambda m: m.get("type") == "stop" and m["visible"], timeout=15)
+        if not any(m.get("type") == "cadence" and m["watched"] for m in courier.log):
+            courier.until(lambda m: m.get("type") == "cadence" and m["watched"], timeout=15)
+        watched = next(m for m in courier.log if m.get("type") == "cadence" and m["watched"])
+        self.assertEqual((watched["trip"], watched["interval_ms"]), ("M1", 2000), watched)
 
     def test_a_link_revoked_on_one_hub_ends_on_the_others(self):
         """`DELETE /v1/shares/{jti}` on A: the link's subscriptions on B and C end with
