@@ -23,6 +23,9 @@ trip and every --cadence-idle (default 30 s) otherwise:
   three hubs sharing one Redis; the courier on A hears of a viewer on B and of the last viewer
   (on C) leaving within 5 s (the contract's deadline, with a margin).
 
+A link for one stop watching only while the courier is shown to it (PROTOCOL 17, 18) is
+tested with the links, in test_stop_links.py (a secured hub).
+
 Nothing sleeps to synchronise: every wait is for a message with a deadline; "nothing was
 sent" is read at a ping's pong, which the hub sends after anything it sent before.
 """

@@ -2,7 +2,12 @@
 link's `GET /v1/trips/{id}` view, and the live side: every WebSocket message links receive
 over a whole trip with three stops on one street (the route passes right through the other
 stops), in frames and in segments mode; a new route that keeps the link's stop and one that
-drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events.
+drops it; revocation; and three hubs of a cluster giving the same `stop` messages and events,
+and ending a link revoked on one of them. Also: a link the courier is hidden from leaves it
+at the idle cadence until the courier is shown (PROTOCOL 18), on its own hub or on another
+hub of a cluster, which does not publish the trip as watched meanwhile; a `since_event` replay carries
+only the link's own events; a link's GET equals its snapshot; a share token the shop signs
+itself with the hub's secret gets the link's view; an expired link token is refused.
 
 Privacy is tested like durability: every byte each link receives over the whole trip is kept,
 and no coordinate in it may lie within 200 m of another stop; no frame or segment comes while
@@ -27,7 +32,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import hubproc  # noqa: E402
-from browser.hubs import HubUnderTest  # noqa: E402
+from browser.hubs import SUBPROTOCOL, HubUnderTest  # noqa: E402
 from test_share_links import WS, call  # noqa: E402
 from trip_driving import redis_server_path, start_cluster  # noqa: E402
 
@@ -112,14 +117,16 @@ class StreetDriving:
                 raise AssertionError(f"timed out waiting for {what}")
             time.sleep(0.05)  # polling interval of a condition with a deadline, not a synchronisation
 
-    def drive_street(self, courier_token, battery=None, fixed=None, holding=None, stepped=None):
-        """Fixes every 100 m up the street, 10 s apart in the courier's time, each ack awaited;
-        after each ack `fixed(along)`; at a stop the courier stands until the hub holds there,
-        then `holding(along)` and `proceed`; after each step `stepped(along)`."""
-        courier = WS(self.hub, courier_token)
-        self.clients.append(courier)
+    def drive_street(self, courier_token, battery=None, fixed=None, holding=None, stepped=None, upto=LENGTH_M, courier=None):
+        """Fixes every 100 m up the street to `upto`, 10 s apart in the courier's time, each
+        ack awaited; after each ack `fixed(along)`; at a stop the courier stands until the hub
+        holds there, then `holding(along)` and `proceed`; after each step `stepped(along)`.
+        `courier`: its WebSocket (a `WS` with a courier token) when the test reads it too."""
+        if courier is None:
+            courier = WS(self.hub, courier_token)
+            self.clients.append(courier)
         ts = int(time.time() * 1000) - 600_000
-        for i, along in enumerate(range(0, LENGTH_M + 1, 100)):
+        for i, along in enumerate(range(0, upto + 1, 100)):
             lat, lon = point(along)
             fix = {"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": ts + i * 10_000, "seq": i + 1, "duration_ms": 200}
             if battery is not None:
@@ -299,6 +306,156 @@ class StopLinkTest(StreetDriving, unittest.TestCase):
         end = customer.until(lambda m: m.get("type") == "unsubscribed")[-1]
         self.assertEqual((end["trip"], end["reason"]), ("M1", "revoked"))
         self.assertEqual(call(self.hub, "GET", "/v1/trips/M1", doc["token"])[0], 401)
+
+    # ---- cadence (PROTOCOL 18) ----------------------------------------------------------------
+    def test_a_link_the_courier_is_hidden_from_does_not_make_the_trip_watched(self):
+        """PROTOCOL 18: a stop link watches the trip only while the courier is shown to it. The
+        link for b (shown from 0 stops before it) is the trip's only subscriber: while a is
+        ahead, and within 200 m of a (to 1 000 m), the courier is hidden from it and asked for
+        the idle interval; once shown (past 1 000 m), for the watched one."""
+        link = WS(self.hub, self.share(stop="b")["token"])
+        self.clients.append(link)
+        self.assertEqual(link.request({"op": "subscribe", "trip": "M1"})["type"], "snapshot")
+        courier = WS(self.hub, self.hub.courier_token)
+        self.clients.append(courier)
+
+        def of_type(ws, kind):
+            return [m for m in ws.log if m.get("type") == kind]
+
+        def hidden_and_idle(along):
+            if along > 900:  # the marker may be 200 m past a from the next fix on
+                return
+            link.request({"op": "ping"})  # its pong comes after everything sent to it before
+            self.assertFalse(of_type(link, "stop")[-1]["visible"], f"at {along} m: {of_type(link, 'stop')[-1]}")
+            # The hub decides a link's sight and its courier's cadence in the same turn: the
+            # link still sees nothing, so no cadence saying otherwise was sent before the pong.
+            courier.request({"op": "ping"})
+            cadences = of_type(courier, "cadence")
+            self.assertTrue(cadences, f"at {along} m: no cadence after the first ack")
+            self.assertEqual({(c["trip"], c["interval_ms"], c["watched"]) for c in cadences}, {("M1", 30_000, False)},
+                             f"at {along} m: {cadences}")
+
+        self.drive_street(self.hub.courier_token, stepped=hidden_and_idle, upto=1300, courier=courier)
+
+        def seen_or_wait(ws, predicate, what):
+            if not any(predicate(m) for m in ws.log):
+                ws.until(predicate, timeout=15)
+            return next(m for m in ws.log if predicate(m))
+
+        seen_or_wait(link, lambda m: m.get("type") == "stop" and m["visible"], "the courier shown to the link")
+        watched = seen_or_wait(courier, lambda m: m.get("type") == "cadence" and m["watched"], "the watched cadence")
+        self.assertEqual((watched["trip"], watched["interval_ms"]), ("M1", 2000), watched)
+
+    # ---- replays, GET and tokens ----------------------------------------------------------------
+    def test_a_replay_carries_only_the_links_own_events(self):
+        """`since_event` 0 once the courier has passed a and b: the admin's replay has a's and
+        b's events; b's link replays only b's `waypoint_reached` (section 17) and c's none of
+        them, neither with a position (section 13) nor any coordinate within 200 m of another stop."""
+        self.drive_street(self.hub.courier_token, upto=1700)
+        admin = WS(self.hub, self.admin)
+        self.clients.append(admin)
+        self.assertEqual(admin.request({"op": "subscribe", "trip": "M1", "since_event": 0})["type"], "snapshot")
+        admin.request({"op": "ping"})
+        whole = [m for m in admin.log if m.get("type") == "event"]
+        self.assertEqual({m.get("stop") for m in whole if m["name"] == "waypoint_reached"}, {"a", "b"}, whole)
+        for stop, others, own in (("b", ["a", "c"], [("waypoint_reached", "b")]), ("c", ["a", "b"], [])):
+            with self.subTest(stop=stop):
+                ws = WS(self.hub, self.share(stop=stop, visible_within_stops=1)["token"])
+                self.clients.append(ws)
+                snap = ws.request({"op": "subscribe", "trip": "M1", "since_event": 0})
+                self.assertEqual((snap["type"], snap["recovered"]), ("snapshot", True), snap)
+                ws.request({"op": "ping"})
+                replay = [m for m in ws.log if m.get("type") == "event"]
+                self.assertEqual([(m["name"], m.get("stop")) for m in replay if m["name"] not in SIGNAL_EVENTS], own, replay)
+                self.assertTrue(all((m["lat"], m["lon"]) == (None, None) for m in replay), replay)
+                self.assertNotIn("Order a", json.dumps(ws.log))
+                for m in ws.log:
+                    self.assert_clear(m, others, f"{stop}'s replay")
+
+    def test_a_links_get_answers_what_its_snapshot_says(self):
+        """PROTOCOL 17: a link's `GET /v1/trips/{id}` answers what its snapshot would. The
+        courier stands at 1 200 m (its last fix animated to its end), so nothing moves between
+        the two reads: b's link (shown) and c's (hidden) each read both."""
+        self.drive_street(self.hub.courier_token, upto=1200)
+        self.wait_for("the marker at rest at 1 200 m", lambda: self.marker_rests_at(1200))
+        for stop, within, shown in (("b", 1, True), ("c", 0, False)):
+            with self.subTest(stop=stop):
+                token = self.share(stop=stop, visible_within_stops=within)["token"]
+                ws = WS(self.hub, token)
+                self.clients.append(ws)
+                snap = ws.request({"op": "subscribe", "trip": "M1"})
+                status, body = call(self.hub, "GET", "/v1/trips/M1", token)
+                self.assertEqual(status, 200, body)
+                self.assertEqual(snap["type"], "snapshot", snap)
+                self.assertEqual(body["position"] is not None, shown, body)
+                wire_only = {"type", "re"}
+                self.assertEqual({k: v for k, v in snap.items() if k not in wire_only}, body)
+
+    def marker_rests_at(self, along):
+        """The admin sees the marker at `along` m (within 1 m), and again a moment later."""
+        first = call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["position"]
+        second = call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]["position"]
+        return (first is not None and first == second
+                and hubproc.distance_m(first["lat"], first["lon"], *point(along)) < 1)
+
+    def test_a_token_the_shop_signs_itself_gets_the_links_view(self):
+        """A `share` token signed elsewhere with the hub's secret (section 17: the shop's own
+        backend mints it) works for GET and subscribe, and sees only its stop, as a link the
+        hub made would."""
+        self.drive_street(self.hub.courier_token, upto=100)
+        claims = {"sub": "shop-order-1042", "exp": int(time.time()) + 3600, "scope": ["share"], "trips": ["M1"],
+                  "jti": "shop-1042", "stop": "b", "visible_within_stops": 1}
+        token = hubproc.mint_token(claims, SECRET)
+        whole = call(self.hub, "GET", "/v1/trips/M1", self.admin)[1]
+        self.assertEqual([w["id"] for w in whole["waypoints"]], ["a", "b", "c"])
+        status, body = call(self.hub, "GET", "/v1/trips/M1", token)
+        self.assertEqual(status, 200, body)
+        self.assertEqual([w["id"] for w in body["waypoints"]], ["b"], body)
+        self.assertEqual((body["stop"]["id"], body["stop"]["stops_before"]), ("b", 1), body)
+        self.assertLess(hubproc.distance_m(body["destination"]["lat"], body["destination"]["lon"], *point(STOPS["b"])), 1)
+        self.assertEqual((body["rider"], body["trail"], body["battery"]), ({"name": "Alex"}, [], None))
+        self.assertIsNotNone(body["position"], "shown: one stop before b, 700 m from a")
+        self.assert_clear(body, ["a", "c"], "the shop's token")
+        self.assertEqual(call(self.hub, "GET", "/v1/trips/M1/trail", token)[0], 403)
+        ws = WS(self.hub, token)
+        self.clients.append(ws)
+        snap = ws.request({"op": "subscribe", "trip": "M1"})
+        self.assertEqual(snap["type"], "snapshot", snap)
+        self.assertEqual([w["id"] for w in snap["waypoints"]], ["b"], snap)
+        stop = ws.until(lambda m: m.get("type") == "stop")[-1]
+        self.assertEqual((stop["stop"], stop["stops_before"], stop["visible"]), ("b", 1, True), stop)
+        # Without `visible_within_stops` it counts as 0: one stop before b, the courier is hidden.
+        del claims["visible_within_stops"]
+        status, body = call(self.hub, "GET", "/v1/trips/M1", hubproc.mint_token(claims, SECRET))
+        self.assertEqual(status, 200, body)
+        self.assertEqual((body["position"], body["route"], body["stop"]["id"]), (None, None, "b"), body)
+
+    def test_an_expired_links_token_is_refused(self):
+        """A link's token past its `exp` (and the 30 s leeway, section 2): GET is 401, the
+        WebSocket upgrade with it is refused with 401, and on a connection opened without a
+        token its `hello` and then `subscribe` get `unauthorized`. The same claims unexpired work."""
+        from websockets.exceptions import InvalidStatus
+        from websockets.sync.client import connect
+
+        claims = {"exp": int(time.time()) - 120, "scope": ["share"], "trips": ["M1"], "jti": "late-1", "stop": "b"}
+        expired = hubproc.mint_token(claims, SECRET)
+        fresh = hubproc.mint_token(dict(claims, exp=int(time.time()) + 3600), SECRET)
+        self.assertEqual(call(self.hub, "GET", "/v1/trips/M1", fresh)[0], 200)
+        status, body = call(self.hub, "GET", "/v1/trips/M1", expired)
+        self.assertEqual(status, 401, body)
+        self.assertEqual(body["error"]["code"], "unauthorized", body)
+        with self.assertRaises(InvalidStatus) as refused:
+            connect(f"{self.hub.ws_url}?token={expired}", subprotocols=[SUBPROTOCOL], open_timeout=10).close()
+        self.assertEqual(refused.exception.response.status_code, 401)
+        ws = WS.__new__(WS)
+        ws.ws, ws.next_id, ws.log = connect(self.hub.ws_url, subprotocols=[SUBPROTOCOL], open_timeout=10), 1, []
+        self.clients.append(ws)
+        hello = ws.request({"op": "hello", "token": expired})
+        self.assertEqual((hello["type"], hello.get("code")), ("error", "unauthorized"), hello)
+        refusal = ws.request({"op": "subscribe", "trip": "M1"})
+        self.assertEqual((refusal["type"], refusal.get("code")), ("error", "unauthorized"), refusal)
+        self.assertEqual(ws.request({"op": "hello", "token": fresh})["type"], "welcome")
+        self.assertEqual(ws.request({"op": "subscribe", "trip": "M1"})["type"], "snapshot")
 
 
 class Link:
@@ -607,6 +764,69 @@ class ClusterStopLinkTest(LiveLinkCase):
                 else:
                     self.assertLessEqual(abs(mine[2] - theirs[2]), ETA_TOLERANCE_S, (name, mine, theirs))
             self.assertEqual(events[name], events["A"], name)
+
+    def watched_sets(self):
+        """Every hub's watched trips as published in Redis (`trackhub:watched:<node>`: a version
+        line, then a trip id a line; PROTOCOL 18's exchange)."""
+        with self.redis.client() as r:
+            keys = r.call("KEYS", "trackhub:watched:*") or []
+            return [set(t.decode() for t in (r.call("GET", k) or b"").split(b"\n")[1:] if t) for k in keys]
+
+    def test_a_link_hidden_on_another_hub_does_not_make_the_trip_watched(self):
+        """PROTOCOL 18 in cluster mode: b's link (shown from 0 stops before b) on hub B is the
+        trip's only subscriber and its courier is on A. While the courier is hidden from the
+        link, B publishes M1 as watched nowhere (read after B published a later subscription,
+        a viewer of M2) and the courier hears only the idle interval; once it is shown, A tells
+        the courier the watched one."""
+        self.hub.create_trip("M2", street())
+        status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, {"stop": "b"})
+        self.assertEqual(status, 201, doc)
+        link = self.link(doc["token"], "b", hub=self.hubs["B"])
+        self.assertEqual(link.subscribe()["type"], "snapshot")
+        courier = WS(self.hub, self.hub.courier_token)
+        self.clients.append(courier)
+        self.drive_street(self.hub.courier_token, upto=900, courier=courier)
+        probe = self.link(self.hub.admin_token, "whole trip", hub=self.hubs["B"])
+        self.assertEqual(probe.ws.request({"op": "subscribe", "trip": "M2"})["type"], "snapshot")
+        # B publishes its whole set at once: once M2 is in it, M1's hidden link was counted too.
+        def published_with_m2():
+            got = self.watched_sets()
+            return got if any("M2" in w for w in got) else None
+        sets = self.wait_for("B's viewer of M2 published", published_with_m2)
+        self.assertFalse(any("M1" in w for w in sets), f"M1 published as watched while its only link sees nothing: {sets}")
+        link.drain()
+        self.assertFalse([m for m in link.messages() if m.get("type") == "stop"][-1]["visible"], link.messages()[-3:])
+        courier.request({"op": "ping"})
+        cadences = [(m["interval_ms"], m["watched"]) for m in courier.log if m.get("type") == "cadence" and m["trip"] == "M1"]
+        self.assertTrue(cadences, "no cadence after the first ack")
+        self.assertEqual(set(cadences), {(30_000, False)}, cadences)
+
+        for i, along in enumerate((1000, 1100, 1200, 1300)):
+            lat, lon = point(along)
+            fix = {"op": "fix", "trip": "M1", "lat": lat, "lon": lon, "ts": int(time.time() * 1000) - 60_000 + i * 10_000,
+                   "seq": 100 + i, "duration_ms": 200}
+            self.assertEqual(courier.request(fix)["type"], "ack")
+        link.ws.until(lambda m: m.get("type") == "stop" and m["visible"], timeout=15)
+        if not any(m.get("type") == "cadence" and m["watched"] for m in courier.log):
+            courier.until(lambda m: m.get("type") == "cadence" and m["watched"], timeout=15)
+        watched = next(m for m in courier.log if m.get("type") == "cadence" and m["watched"])
+        self.assertEqual((watched["trip"], watched["interval_ms"]), ("M1", 2000), watched)
+
+    def test_a_link_revoked_on_one_hub_ends_on_the_others(self):
+        """`DELETE /v1/shares/{jti}` on A: the link's subscriptions on B and C end with
+        `unsubscribed {reason: "revoked"}` and its token is refused (401) on every hub."""
+        status, doc = call(self.hub, "POST", "/v1/trips/M1/share", self.admin, {"stop": "b", "visible_within_stops": 1})
+        self.assertEqual(status, 201, doc)
+        links = {name: self.link(doc["token"], "b", hub=self.hubs[name]) for name in "BC"}
+        for name, link in links.items():
+            self.assertEqual(link.subscribe()["type"], "snapshot", name)
+        status, _ = call(self.hub, "DELETE", f"/v1/shares/{doc['jti']}", self.admin)
+        self.assertEqual(status, 200)
+        for name, link in links.items():
+            end = link.ws.until(lambda m: m.get("type") == "unsubscribed")[-1]
+            self.assertEqual((end["trip"], end["reason"]), ("M1", "revoked"), name)
+        for name, hub in self.hubs.items():
+            self.wait_for(f"the token refused on {name}", lambda hub=hub: call(hub, "GET", "/v1/trips/M1", doc["token"])[0] == 401)
 
 
 if __name__ == "__main__":

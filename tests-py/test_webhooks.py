@@ -10,6 +10,8 @@ http.server on loopback, an ephemeral port, started by each test).
   the same webhook-id as before.
 - Cluster mode (three hubs on one Redis): each event is delivered by one node, and none is
   lost when the delivering node is killed.
+- A stop's `trip.waypoint_reached` and `trip.waypoint_resumed` carry its `stop` and
+  `stop_name` (PROTOCOL 17), null for a stop without a name.
 
 No sleeps to synchronise: every wait has a deadline and ends on a request or a message.
 Retries are made quick with --webhook-retry-base (the doubling and the 5 min cap stay).
@@ -130,6 +132,47 @@ class TestWebhookPayloadAndSignature(WebhookHubCase):
         # Only `ended` is sent: the other three are passed over, never posted.
         self.assertEqual([x["id"] for x in r.requests], ["sel-1:4"])
         self.assertNotIn("plain-secret-of-some-length", hub.stderr_text())
+
+
+class TestStopWebhooks(WebhookHubCase):
+    def test_waypoint_reached_carries_the_stops_id_and_name(self):
+        """PROTOCOL 17 and 12: a courier reaching a stop sends `trip.waypoint_reached` with
+        the stop's own `stop` and `stop_name` (and `waypoint_resumed` once it goes on),
+        signed, to a real receiver; a stop without a name carries `stop_name` null."""
+        r = self.receiver()
+        hub = self.hub(r.url, extra=("--webhook-events", "waypoint_reached,waypoint_resumed"))
+        lat0, lon0 = 38.70, -9.15
+        door = hubproc.offset(lat0, lon0, east_m=200)
+        corner = hubproc.offset(lat0, lon0, east_m=400)
+        waypoints = [{"lat": door[0], "lon": door[1], "id": "order-1042", "name": "Flat 3B, Rua Augusta 12"},
+                     {"lat": corner[0], "lon": corner[1], "id": "order-1043"}]
+        hub.create_trip(id="stops-1", route=[[lon0, lat0], [-9.14, lat0]], waypoints=waypoints)
+        courier = Courier("stops-1")
+
+        def drive(metres):
+            fix = courier.fix(*hubproc.offset(lat0, lon0, east_m=metres), duration_ms=200)
+            del fix["op"], fix["trip"]
+            status, _, raw = hub.http("POST", "/v1/trips/stops-1/fixes", {"fixes": [fix]})
+            self.assertEqual(status, 200, raw)
+
+        for metres in (0, 100, 200):
+            drive(metres)
+        r.wait_until(lambda r: any(x["doc"]["type"] == "trip.waypoint_reached" for x in r.accepted()), what="the first stop reached")
+        status, _, raw = hub.http("POST", "/v1/trips/stops-1/proceed", {})
+        self.assertEqual(status, 200, raw)
+        for metres in (300, 400):
+            drive(metres)
+        r.wait_until(lambda r: [x["doc"]["type"] for x in r.accepted()].count("trip.waypoint_reached") == 2, what="the second stop reached")
+        key = key_of(SECRET)
+        seen = []
+        for req in r.accepted():
+            self.assertEqual(req["sig"], expected_signature(key, req), req["id"])
+            data = req["doc"]["data"]
+            self.assertEqual(req["id"], f"stops-1:{data['n']}")
+            seen.append((req["doc"]["type"], data.get("stop", "(missing)"), data.get("stop_name", "(missing)")))
+        self.assertEqual(seen, [("trip.waypoint_reached", "order-1042", "Flat 3B, Rua Augusta 12"),
+                                ("trip.waypoint_resumed", "order-1042", "Flat 3B, Rua Augusta 12"),
+                                ("trip.waypoint_reached", "order-1043", None)])
 
 
 class TestWebhookRetries(WebhookHubCase):

@@ -201,6 +201,67 @@ import TrackHubTesting
         #expect(scene.lastCadence()! == (30_000, false))
     }
 
+    /// PROTOCOL 18: a link for one stop watches the trip only while the courier is shown to
+    /// it (section 17). Here the link follows the destination and is shown from 0 stops
+    /// before it: hidden while waypoint w1 is still ahead, shown once a new route drops w1,
+    /// hidden again once another adds it back. Each change reaches the courier as a
+    /// subscriber's coming and going does, and what this hub hands the cluster's exchange
+    /// (the trips watched here) follows it, so a hidden link counts on no other hub either.
+    @Test func aStopLinkWatchesOnlyWhileTheCourierIsShownToIt() throws {
+        let secret = "cadence-stop-link-secret"
+        let hub = try SocketlessHub { $0.jwtSecret = secret }
+        defer { hub.stop() }
+        let expiresAt = hub.clock.now / 1000 + 3600
+        let admin = JWT.mint(TokenClaims(subject: "admin", expiresAt: expiresAt, scopes: [.admin], trips: nil), secret: secret)
+        let route = (0..<11).map { i in [-9.14, 38.70 + 0.002 * Double(i)] }
+        let w1: [String: Any] = ["lat": 38.716, "lon": -9.14, "id": "w1"]
+        func send(_ method: HTTPMethod, _ path: String, _ body: [String: Any], expect status: Int) throws {
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+            let answer = try #require(hub.host.requestAndWait(method, path, body: text, authorization: "Bearer \(admin)"))
+            #expect(answer.status == status, "\(method) \(path): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        try send(.post, "/v1/trips", ["id": "T1", "route": route, "waypoints": [w1]], expect: 201)
+        let here = SharedBox<Set<String>>([])
+        hub.host.onServiceThreadAndWait { _ in
+            hub.hub.services.cadence.exchangeWatched = { trips, _, _ in
+                here.value = trips
+                return nil  // a hub alone otherwise
+            }
+        }
+
+        let linkToken = JWT.mint(TokenClaims(subject: "share:T1", expiresAt: expiresAt, scopes: [.share], trips: ["T1"], jti: "J1",
+                                             stop: "destination", visibleWithinStops: 0), secret: secret)
+        let link = try #require(hub.host.openAndWait(query: [("token", linkToken)]))
+        hub.host.send(link, #"{"op":"subscribe","trip":"T1","id":"s"}"#)
+        let stops = { hub.messages(link).filter { $0["type"] as? String == "stop" } }
+        try waitUntil("the link's first stop message") { stops().count == 1 }
+        #expect(stops()[0]["visible"] as? Bool == false)
+
+        let courier = try #require(hub.host.openAndWait(query: [("token", admin)]))
+        let cadences = { hub.messages(courier).filter { $0["type"] as? String == "cadence" } }
+        let last = { cadences().last.map { (($0["interval_ms"] as? NSNumber)?.int64Value ?? -1, $0["watched"] as? Bool ?? false) } }
+        hub.host.send(courier, #"{"op":"fix","id":1,"trip":"T1","lat":38.7001,"lon":-9.14,"ts":\#(hub.clock.now - 1000),"seq":1}"#)
+        try waitUntil("the first fix acked") { hub.messages(courier).contains { $0["type"] as? String == "ack" } }
+        hub.run(forMs: 1000)  // ticks and sweeps: the link still sees w1 ahead of its stop
+        #expect(stops().last?["stops_before"] as? Int == 1 && stops().last?["visible"] as? Bool == false, "\(stops())")
+        #expect(cadences().count == 1)
+        #expect(last()! == (30_000, false))  // the link alone does not watch
+        #expect(!here.value.contains("T1"))
+
+        try send(.put, "/v1/trips/T1/route", ["route": route, "waypoints": [] as [Any]], expect: 200)
+        try waitUntil("the courier is shown to the link") { stops().last?["visible"] as? Bool == true }
+        hub.run(forMs: 1000)
+        #expect(last()! == (2000, true))
+        #expect(here.value.contains("T1"))
+
+        try send(.put, "/v1/trips/T1/route", ["route": route, "waypoints": [w1]], expect: 200)
+        try waitUntil("the courier is hidden again") { stops().last?["visible"] as? Bool == false }
+        hub.run(forMs: 1000)
+        #expect(last()! == (30_000, false))
+        #expect(cadences().count == 3)
+        #expect(!here.value.contains("T1"))
+    }
+
     @Test func anOwnTracksPhoneIsToldItsIntervalOnceThenEmptyUntilItChanges() throws {
         let scene = try Scene()
         defer { scene.hub.stop() }

@@ -12,6 +12,9 @@ between a and b (at 1 200 m: 400 and 450 m from them), hidden again within 200 m
 from 1 900 m.
 Privacy is checked on the page too: every WebSocket message the page receives and every
 position its marker is drawn at is kept, and none may lie within 200 m of stop a or b.
+With Reduce Motion emulated (`prefers-reduced-motion: reduce`) the page's marker jumps to
+each position instead of sliding, and its progress bar has no transition; the same steps
+without the setting are the control.
 Conditions are awaited with deadlines (WebDriverWait), never with sleeps. Screenshots go to
 test-artifacts/ (scripts/stop_screenshots.py takes the ones in docs/).
 
@@ -322,6 +325,53 @@ class StopPageTest(base.PageTestHelpers, unittest.TestCase):
         self.drive_to(STEP_M, LENGTH_M, hand_over_at=("a", "b", "c"))
         self.wait(lambda: self.text("eta") == "Your order is here", message="Your order is here at the destination")
         self.assert_nothing_near_other_stops()
+
+    # ---- Reduce Motion ---------------------------------------------------------------------------
+    def slide(self, reduce):
+        """A link for a (shown: no stop before it, 700 m from b) with the courier at 100 m,
+        then one fix 200 m on animated over 6 s; with `prefers-reduced-motion: reduce`
+        emulated when `reduce`. Returns every position the marker was drawn at after that fix,
+        and the progress bar's CSS transition duration."""
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-reduced-motion", "value": "reduce" if reduce else "no-preference"}]})
+        self.create_trip()
+        link = self.call("POST", f"/v1/trips/{self.trip}/share", {"stop": "a"})
+        self.drive(0)
+        self.drive(STEP_M)
+        self.driver.get(self.hub.base_url + link["url"])
+        self.assertEqual(self.js("return matchMedia('(prefers-reduced-motion: reduce)').matches;"), reduce)
+        self.wait(lambda: self.attr("share-card", "data-visible") == "true", message="shown")
+        start, end = point(STEP_M), point(3 * STEP_M)
+        self.wait(lambda: self.marker() is not None and base.dist_m(self.marker(), start) < 5, message="the marker at 100 m")
+        self.js("window.__markerSeen = [];")
+        self.seq += 1
+        ack = self.courier.fix(self.trip, end[0], end[1], self.t0 + self.seq * 10_000, seq=self.seq, duration_ms=6000)
+        self.assertEqual(ack.get("type"), "ack", ack)
+        self.wait(lambda: self.marker() is not None and base.dist_m(self.marker(), end) < 5,
+                  message=lambda: f"the marker at 300 m (at {self.marker()})")
+        drawn = self.js("return window.__markerSeen;")
+        transition = self.js("""const e = document.querySelector("[data-testid='share-card'] .bar-fill");
+                                return e ? getComputedStyle(e).transitionDuration : null;""")
+        return drawn, start, end, transition
+
+    def test_reduce_motion_makes_the_marker_jump_on_a_stop_link(self):
+        """With Reduce Motion the stop page draws the marker only where the hub put it (the
+        courier at 100 m, then at 300 m), never on the way between, and the progress bar has no
+        transition; without it (the control) the same 6 s animation is drawn at points between."""
+        self.use_size(PHONE)
+        # The class shares one Chromium: the next test gets the machine's own setting back.
+        self.addCleanup(self.driver.execute_cdp_cmd, "Emulation.setEmulatedMedia", {"features": []})
+        drawn, start, end, transition = self.slide(reduce=True)
+        self.assertTrue(drawn, "the marker was drawn after the fix")
+        between = [q for q in drawn if base.dist_m(q, start) > 5 and base.dist_m(q, end) > 5]
+        self.assertEqual(between, [], "drawn on the way: it slid")
+        self.assertEqual(transition, "0s")
+        self.assertEqual(self.js("return window.__csp || [];"), [], "CSP violations")
+
+        drawn, start, end, transition = self.slide(reduce=False)  # the control, on a new trip
+        between = [q for q in drawn if base.dist_m(q, start) > 5 and base.dist_m(q, end) > 5]
+        self.assertTrue(between, f"without Reduce Motion the marker slides: drawn at {drawn}")
+        self.assertNotEqual(transition, "0s")
 
     # ---- the dispatcher's list of stops ---------------------------------------------------------
     def stop_rows(self):

@@ -6,18 +6,20 @@ import TrackHubProtocol
 /// sending is what empties a phone's battery.
 ///
 /// A trip is watched while at least one subscriber follows it, except a subscription on a
-/// connection that sends the trip's fixes (a courier watching its own trip); in a cluster,
-/// while any hub has such a subscriber (`watchedElsewhere`, exchanged through Redis within
-/// 5 s). Stops (PROTOCOL 17) are not implemented yet; when they are, a stop link's
-/// subscription while the courier is hidden from it must not count either: see
-/// `isWatchedHere`.
+/// connection that sends the trip's fixes (a courier watching its own trip) and a link for one
+/// stop while the courier is hidden from it (PROTOCOL 17: its customer sees no marker, so
+/// nobody needs it fresh); in a cluster, while any hub has such a subscriber
+/// (`watchedElsewhere`, exchanged through Redis within 5 s: each hub publishes the trips
+/// watched by this same rule, so a hidden link on another hub counts nowhere).
 ///
 /// What it sends, and when:
 /// - after a fix sent on a WebSocket is acked, `cadence` on that connection when what it
 ///   would say differs from the last one sent there for that trip (none yet counts);
 /// - when a trip becomes watched or unwatched, `cadence` at once on the connection that sent
 ///   the trip's latest fix, if it is still open (`Fanout.followersChanged` for this hub's
-///   subscribers; the cluster's exchange, at housekeeping, for other hubs');
+///   subscribers, a stop link's courier becoming shown or hidden included, which
+///   `StopLinkFanout` decides at each tick, segment, event batch and twice-a-second sweep;
+///   the cluster's exchange, at housekeeping, for other hubs');
 /// - to an OwnTracks phone bound to a trip, in the answer to its location, OwnTracks's
 ///   `setConfiguration` when the interval differs from the last one told to that device.
 ///
@@ -37,7 +39,7 @@ final class CadenceService {
 
     /// The other hubs' watched trips, as the cluster's exchange last read them.
     struct Elsewhere: Sendable {
-        /// Trips with a subscriber (not their courier) on some other hub.
+        /// Trips watched on some other hub (by `isWatchedHere`'s rule there).
         var trips: Set<String>
         /// Changes whenever `trips` does (so an unchanged set is not compared again).
         var version: UInt64
@@ -45,7 +47,7 @@ final class CadenceService {
 
     /// False with `--cadence-idle 0`: nothing is sent, nothing is asked.
     let isEnabled: Bool
-    /// Trips with a follower on this hub that does not send their fixes.
+    /// Trips with a follower on this hub that watches their courier (`isWatchedHere`).
     private(set) var watchedHere: Set<String> = []
     /// Changes whenever `watchedHere` does (the cluster's exchange publishes on change only).
     private(set) var watchedHereVersion: UInt64 = 0
@@ -95,7 +97,8 @@ final class CadenceService {
 
     // MARK: - What it hears
 
-    /// `trip` gained or lost a follower on this hub (`Fanout.followersChanged`).
+    /// `trip` gained or lost a follower on this hub, or a stop link of it started or stopped
+    /// showing the courier (`Fanout.followersChanged`).
     func followersChanged(of trip: String) {
         guard isEnabled else { return }
         refreshWatchedHere(trip)
@@ -160,15 +163,16 @@ final class CadenceService {
 
     // MARK: - The rule
 
-    /// Whether `trip` has a follower on this hub that does not send its fixes.
-    ///
-    /// PROTOCOL 17 hook: a stop link's subscription while the courier is hidden from it must
-    /// not count either; stops are not implemented yet, so every follower but a sender counts.
+    /// Whether `trip` has a follower on this hub that watches its courier: not one that sends
+    /// its fixes, nor a stop link the courier is hidden from (`Subscriptions.watchesCourier`).
     private func isWatchedHere(_ trip: String) -> Bool {
         guard let followers = fanout.subscriptions.followers(of: trip) else { return false }
         let senders = couriers.senders(of: trip)
-        if followers.count > senders.count { return true }  // some follower is not a sender
-        return followers.keys.contains { !senders.contains($0) }
+        let subscriptions = fanout.subscriptions
+        if subscriptions.links(of: trip) == nil, followers.count > senders.count {
+            return true  // some follower is not a sender, and none is a stop link
+        }
+        return followers.keys.contains { !senders.contains($0) && subscriptions.watchesCourier($0, trip: trip) }
     }
 
     /// Recomputes whether `trip` is watched here; when that changed, its courier is told.

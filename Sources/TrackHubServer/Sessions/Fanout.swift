@@ -23,9 +23,11 @@ final class Fanout {
     /// What `/metrics` shows of delivery.
     var counters = DeliveryCounters()
     /// Told when a trip gains its first follower from a connection or loses one (a subscribe,
-    /// an unsubscribe, a close, a narrower token, a share link's end): who watches a trip
-    /// decides how often its courier is asked for fixes (PROTOCOL 18, `CadenceService`).
-    /// Called after the change, on the service thread.
+    /// an unsubscribe, a close, a narrower token, a share link's end), and when a stop link
+    /// starts or stops showing the courier (`StopLinkFollower.wasShown`: a link the courier is
+    /// hidden from watches nothing, PROTOCOL 18): who watches a trip decides how often its
+    /// courier is asked for fixes (`CadenceService`). Called after the change, on the service
+    /// thread.
     var followersChanged: ((_ trip: String) -> Void)?
     /// Told when a session has gone, after its subscriptions went (each told above).
     var sessionRemoved: ((_ id: ConnectionID) -> Void)?
@@ -225,12 +227,17 @@ final class Fanout {
     /// given (PROTOCOL 17); `link` when the subscription is a link for that stop.
     func subscribe(_ id: ConnectionID, to trip: String, mode: SubscriptionMode, stop: StopRef? = nil, link: StopLinkFollower? = nil) {
         guard let session = sessions[id] else { return }
-        if subscriptions.add(session, to: trip, mode: mode, stop: stop, link: link) { followersChanged?(trip) }
+        let watchedBefore = subscriptions.watchesCourier(id, trip: trip)
+        let isNew = subscriptions.add(session, to: trip, mode: mode, stop: stop, link: link)
+        if isNew || subscriptions.watchesCourier(id, trip: trip) != watchedBefore { followersChanged?(trip) }
     }
 
-    /// Keeps what a stop link was told (the state `StopLinkFanout` decided with).
+    /// Keeps what a stop link was told (the state `StopLinkFanout` decided with); when that
+    /// changed whether it sees the courier, `followersChanged` (its courier's cadence may too).
     func updateLink(_ link: StopLinkFollower, for id: ConnectionID, trip: String) {
+        let watchedBefore = subscriptions.watchesCourier(id, trip: trip)
         subscriptions.updateLink(link, for: id, trip: trip)
+        if subscriptions.watchesCourier(id, trip: trip) != watchedBefore { followersChanged?(trip) }
     }
 
     /// Ends a subscription. Its queued frames (of the trip's `slot`) are dropped, unless

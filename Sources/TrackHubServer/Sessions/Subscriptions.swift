@@ -28,6 +28,13 @@ struct Subscriptions {
     func stop(of id: ConnectionID, trip: String) -> StopRef? { stopsByTrip[trip]?[id] }
     /// A trip's followers that are links for one stop, with their state (nil: none).
     func links(of trip: String) -> [ConnectionID: StopLinkFollower]? { linksByTrip[trip] }
+    /// Whether a connection's subscription to a trip watches its courier (PROTOCOL 18): any
+    /// subscription does, except a stop link's while the courier is hidden from it (what its
+    /// follower last decided, `StopLinkFollower.wasShown`). False without a subscription.
+    func watchesCourier(_ id: ConnectionID, trip: String) -> Bool {
+        guard byTrip[trip]?[id] != nil else { return false }
+        return linksByTrip[trip]?[id]?.wasShown ?? true
+    }
     /// Every trip with a stop link following it here.
     var tripsWithLinks: Dictionary<String, [ConnectionID: StopLinkFollower]>.Keys { linksByTrip.keys }
     /// Every trip with a subscriber here.
