@@ -62,6 +62,9 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     public let path: String
     /// Records that may wait for the writer; a batch that would go past it fails `unavailable`.
     public let maxPendingRecords: Int
+    /// `commitHereIfIdle` commits on the caller's thread: not under `--sync full`, whose
+    /// commit waits for an fsync (milliseconds the caller, the hub's loop, must not block for).
+    public let commitsOnCallersThread: Bool
 
     typealias Completion = @Sendable (Result<Void, StoreError>) -> Void
 
@@ -100,6 +103,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         self.directory = directory
         self.path = (directory as NSString).appendingPathComponent(Self.fileName)
         self.maxPendingRecords = maxPendingRecords
+        self.commitsOnCallersThread = synchronous == .normal
         try Self.prepareDirectory(directory)
         try Self.createPrivately(path)
         let connection: SQLiteConnection
@@ -335,8 +339,9 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// The writer's connection is borrowed under the pending lock: while it is out, appends
     /// queue without waking the writer, and the writer is woken when it is given back if
     /// anything came meanwhile. Costs the caller the commit itself (no fsync under `normal`:
-    /// tens of microseconds for a fix).
+    /// tens of microseconds for a fix); under `full` always nil (`commitsOnCallersThread`).
     public func commitHereIfIdle(_ records: [StoreRecord]) -> Result<Void, StoreError>? {
+        guard commitsOnCallersThread else { return nil }
         let borrowed = pending.withLock { state -> Bool in
             guard !state.closed, state.writerWaiting, state.items.isEmpty, !state.committingHere else { return false }
             state.committingHere = true

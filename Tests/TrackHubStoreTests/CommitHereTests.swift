@@ -88,6 +88,23 @@ import TrackHubSync
         #expect(try store.fixMark() == 100_001)  // the small batch's fix numbered after the big one's
     }
 
+    /// `--sync full`: a commit waits for an fsync, which the hub's loop must not: the writer's.
+    @Test func aStoreThatSyncsEveryCommitNeverCommitsHere() throws {
+        let dir = TempDir()
+        defer { dir.cleanUp() }
+        let store = try SQLiteTripStore(directory: dir.path, synchronous: .full)
+        defer { store.close() }
+        #expect(isSuccess(appendAndWait(store, [])))
+        // An idle store would commit here within these tries (the test above waits for it).
+        var committed = 0
+        for _ in 0..<2_000 {
+            if store.commitHereIfIdle([]) != nil { committed += 1 }
+            sched_yield()
+        }
+        #expect(committed == 0)
+        #expect(store.batchesCommittedHere == 0)
+    }
+
     @Test func aClosedStoreCommitsNothingHere() throws {
         let dir = TempDir()
         defer { dir.cleanUp() }
