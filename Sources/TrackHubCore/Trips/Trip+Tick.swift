@@ -9,27 +9,46 @@ extension Trip {
     ///
     /// Allocation-free unless it returns events: it samples the running animation once.
     public mutating func tick(now: Int64) -> (frame: TripFrame?, events: [TripEvent]) {
-        guard let a = animation, endedAt == nil else { return (nil, []) }
+        let (frame, _, events) = advance(now: now, buildingFrame: true)
+        return (frame, events)
+    }
+
+    /// `tick` for a trip whose frames nobody takes (every follower is in `segments` mode):
+    /// the same marker, state and events, but no frame built, whose numbers (progress, ETA)
+    /// are most of a frame's cost. `framedStatus` is the status a frame would have carried,
+    /// nil when no frame would have gone out, so the trip's frame numbering and what ends
+    /// with its last frame stay as they would be.
+    public mutating func tickUnframed(now: Int64) -> (framedStatus: TripStatus?, events: [TripEvent]) {
+        let (_, framedStatus, events) = advance(now: now, buildingFrame: false)
+        return (framedStatus, events)
+    }
+
+    private mutating func advance(now: Int64, buildingFrame: Bool) -> (frame: TripFrame?, framedStatus: TripStatus?, events: [TripEvent]) {
+        guard let a = animation, endedAt == nil else { return (nil, nil, []) }
         let running = framedThrough < a.endT
-        guard running || needsCheck else { return (nil, []) }
+        guard running || needsCheck else { return (nil, nil, []) }
         needsCheck = false
         let t = min(now, a.endT)
         let s = sample(a, at: t)
         var frame: TripFrame?
+        var framedStatus: TripStatus?
         if running {
             framedThrough = t
             if lastFramePosition != s.position || frameDue == true {
                 lastFramePosition = s.position
                 frameDue = nil
-                let n = numbers(for: s, at: now)
-                frame = TripFrame(
-                    t: now, position: s.position, bearingDeg: s.bearingDeg, progress: n.progress,
-                    doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status,
-                    jump: nextFrameIsJump == true)
+                framedStatus = status
+                if buildingFrame {
+                    let n = numbers(for: s, at: now)
+                    frame = TripFrame(
+                        t: now, position: s.position, bearingDeg: s.bearingDeg, progress: n.progress,
+                        doneM: n.doneM, remainingM: n.remainingM, etaS: n.etaS, leg: leg, status: status,
+                        jump: nextFrameIsJump == true)
+                }
                 nextFrameIsJump = nil
             }
         }
-        return (frame, checkWaypointsAndArrival(s, now: now))
+        return (frame, framedStatus, checkWaypointsAndArrival(s, now: now))
     }
 }
 

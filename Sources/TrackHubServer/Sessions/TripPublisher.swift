@@ -89,11 +89,38 @@ final class TripPublisher: @unchecked Sendable {
 
     /// A tick's frame to the trip's frame-mode subscribers (encoded once), then its events.
     func sendTickResult(trip id: String, frame: TripFrame?, seq: Int, slot: Int, events: [TripEvent], now: Int64) {
-        if let frame, !heldLive.isEmpty, heldLive[id] != nil {
+        sendTickResult(trip: id, frame: frame, framedStatus: frame?.status, seq: seq, slot: slot, events: events, now: now)
+    }
+
+    /// Who would take a tick's frame of `trip`, looked up once before the tick (which builds
+    /// the frame only when someone does): its followers, and whether any of them, a link for
+    /// one stop or a held live message wants frames.
+    func frameTakers(of id: String) -> FrameTakers {
+        let followers = fanout.subscriptions.followers(of: id)
+        let wanted = (!heldLive.isEmpty && heldLive[id] != nil) || followers?.values.contains(.frames) == true || stopLinks.hasLinks(id)
+        return FrameTakers(followers: followers, wantFrames: wanted)
+    }
+
+    /// What `frameTakers` found.
+    struct FrameTakers {
+        let followers: [ConnectionID: SubscriptionMode]?
+        let wantFrames: Bool
+    }
+
+    /// A tick's outcome: `frame` when one was built, `framedStatus` the status of the frame
+    /// that went out or would have (`Trip.tickUnframed`: nobody takes frames, none was built),
+    /// `takers` when the tick looked them up already.
+    func sendTickResult(
+        trip id: String, frame: TripFrame?, framedStatus: TripStatus?, takers: FrameTakers? = nil,
+        seq: Int, slot: Int, events: [TripEvent], now: Int64
+    ) {
+        if let takers, !takers.wantFrames {
+            // Nobody takes frames (no held message, no frame follower, no stop link): nothing to send.
+        } else if let frame, !heldLive.isEmpty, heldLive[id] != nil {
             holdFrame(
                 LiveMessage(message: OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
                             perStop: stopFrames(trip: id, seq: seq, frame, slot: slot)), trip: id)
-        } else if let frame, let followers = fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
+        } else if let frame, let followers = takers?.followers ?? fanout.subscriptions.followers(of: id), followers.values.contains(.frames) {
             let live = LiveMessage(message: OutboundMessage.frame(trip: id, seq: seq, frame, slot: slot),
                                    perStop: stopFrames(trip: id, seq: seq, frame, slot: slot))
             sendFrame(live, to: followers, trip: id, now: now)
@@ -101,7 +128,7 @@ final class TripPublisher: @unchecked Sendable {
             stopLinks.afterTick(trip: id, frames: [:], now: now)  // no frame: `stop` messages when due
         }
         // The last frame of an arrived trip (at the destination) ends its share subscriptions.
-        if let frame, frame.status == .arrived { endCustomerSubscriptionsIfOver(id, now) }
+        if framedStatus == .arrived { endCustomerSubscriptionsIfOver(id, now) }
         if !events.isEmpty {
             sendArrivalSegmentIfArrived(events, trip: id, now: now)
             storeStateAndSend(events, trip: id)

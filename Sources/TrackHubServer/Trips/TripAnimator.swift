@@ -73,17 +73,28 @@ final class TripAnimator {
             // Removed, or moved to another phase, while the loop read input: not this sub-tick's.
             guard trips.animating.phase(of: id) == rest.phase else { continue }
             let deliveredBefore = metrics.framesOut
-            guard let (frame, events, seq, slot, wantsTick) = trips.mutate(id, { entry in
-                let (frame, events) = entry.trip.tick(now: now)
-                if frame != nil { entry.frameSeq += 1 }
-                return (frame, events, entry.frameSeq, entry.slot, entry.trip.wantsTick)
+            // A trip whose followers all take segments has no frame built (Trip.tickUnframed):
+            // the same marker and events, numbered alike, without a frame's numbers.
+            let takers = publisher.frameTakers(of: id)
+            guard let (frame, framedStatus, events, seq, slot, wantsTick) = trips.mutate(id, { entry in
+                let frame: TripFrame?, framedStatus: TripStatus?, events: [TripEvent]
+                if takers.wantFrames {
+                    (frame, events) = entry.trip.tick(now: now)
+                    framedStatus = frame?.status
+                } else {
+                    frame = nil
+                    (framedStatus, events) = entry.trip.tickUnframed(now: now)
+                }
+                if framedStatus != nil { entry.frameSeq += 1 }
+                return (frame, framedStatus, events, entry.frameSeq, entry.slot, entry.trip.wantsTick)
             }) else {
                 stopped.append(id)
                 continue
             }
-            publisher.sendTickResult(trip: id, frame: frame, seq: seq, slot: slot, events: events, now: now)
+            publisher.sendTickResult(
+                trip: id, frame: frame, framedStatus: framedStatus, takers: takers, seq: seq, slot: slot, events: events, now: now)
             sinceCheck += 1 + metrics.framesOut - deliveredBefore
-            if frame == nil {
+            if framedStatus == nil {
                 if wantsTick {
                     // An animation that started this very millisecond (a fix committed just
                     // before this sub-tick) has not moved the marker yet: look again at the
