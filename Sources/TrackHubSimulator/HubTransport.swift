@@ -71,7 +71,7 @@ public final class HubTransport: SimulationTransport {
         let rider = action.rider
         switch action.action {
         case .connect:
-            open(target) { state, id in
+            openConnection(to: target) { state, id in
                 state.riderOf[id] = rider
                 state.connectionOf[rider] = id
             }
@@ -84,7 +84,7 @@ public final class HubTransport: SimulationTransport {
         case .openLink(let link, let linkToken):
             let key = LinkKey(rider: rider, link: link)
             let target = Self.presenting(linkToken ?? token, to: bareTarget)
-            open(target) { state, id in
+            openConnection(to: target) { state, id in
                 state.linkOf[id] = key
                 state.connectionOfLink[key] = id
             }
@@ -154,7 +154,7 @@ public final class HubTransport: SimulationTransport {
 
     /// Opens a connection to `target` (nothing before `start`) and lets `register` note whose
     /// it is, under the same lock, so its first callback finds it registered.
-    private func open(_ target: WebSocketTarget, register: (inout State, ConnectionID) -> Void) {
+    private func openConnection(to target: WebSocketTarget, register: (inout State, ConnectionID) -> Void) {
         state.withLock { state in
             guard let host = state.host else { return }
             let id = host.connect(target)

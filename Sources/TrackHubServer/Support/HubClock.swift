@@ -33,3 +33,11 @@ func systemMonotonicMicros() -> Int64 {
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
 }
+
+/// The CPU time the calling thread has used, in microseconds (`CommitHereBudget` reads the
+/// service thread's).
+func callingThreadCPUMicros() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
+}

@@ -51,7 +51,7 @@ final class TripStorage: @unchecked Sendable {
     func persist(_ records: [StoreRecord], then: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
         batchesInFlight += 1
         let submitted = systemMonotonicMicros()
-        if mayCommitHere, commitHereBudget.allows(at: submitted), let result = store.commitHereIfIdle(records) {
+        if mayCommitHere, commitHereBudget.allows(at: submitted, threadCPU: callingThreadCPUMicros()), let result = store.commitHereIfIdle(records) {
             commitHereBudget.spend(systemMonotonicMicros() - submitted)
             metrics.storeCommitsHere += 1
             committedHere = true
