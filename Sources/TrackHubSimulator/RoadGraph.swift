@@ -66,7 +66,7 @@ public struct RoadGraph: Sendable {
     func shortestPath(from source: Int, to target: Int, penalised: Set<Int> = [], penalty: Double = 1) -> Path? {
         var distance = [Double](repeating: .infinity, count: nodeCount)
         var via = [Int](repeating: -1, count: nodeCount)
-        var heap = MinHeap()
+        var heap = MinHeap<Double, Int>()
         distance[source] = 0
         heap.push(0, source)
         while let (d, n) = heap.pop() {
@@ -130,40 +130,5 @@ public struct RoadGraph: Sendable {
             if best.count * 2 > graph.nodeCount { break }
         }
         return best
-    }
-}
-
-/// A binary min-heap of (cost, node) for Dijkstra.
-private struct MinHeap {
-    private var items: [(Double, Int)] = []
-
-    mutating func push(_ cost: Double, _ node: Int) {
-        items.append((cost, node))
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            if items[parent].0 <= items[i].0 { break }
-            items.swapAt(parent, i)
-            i = parent
-        }
-    }
-
-    mutating func pop() -> (Double, Int)? {
-        guard let top = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < items.count && items[l].0 < items[m].0 { m = l }
-                if r < items.count && items[r].0 < items[m].0 { m = r }
-                if m == i { break }
-                items.swapAt(m, i)
-                i = m
-            }
-        }
-        return top
     }
 }

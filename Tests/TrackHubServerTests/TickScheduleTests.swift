@@ -118,4 +118,61 @@ import Testing
             #expect(gaps.allSatisfy { $0 < 2 * phases }, "at \(tickHz) Hz, a trip is never skipped twice: \(gaps)")
         }
     }
+
+    // MARK: Dozing
+
+    @Test func aDozingTripIsInNoPhaseButStillMovingAndWakesAtItsTimeInTheNextPhase() {
+        var schedule = TickSchedule(tickHz: 10)
+        schedule.insert("d")
+        #expect(schedule.takeDue() == ["d"])
+        schedule.doze("d", until: 5_000)
+        #expect(schedule.phase(of: "d") == nil)
+        #expect(schedule.contains("d") && schedule.count == 1 && schedule.dozingCount == 1)
+        for _ in 0..<40 { #expect(!schedule.takeDue().contains("d"), "no tick while it dozes") }
+        schedule.wakeDozers(now: 4_999)
+        #expect(schedule.dozingCount == 1, "not before its time")
+        schedule.wakeDozers(now: 5_000)
+        #expect(schedule.dozingCount == 0 && schedule.count == 1)
+        #expect(schedule.takeDue() == ["d"], "woken into the phase served next")
+    }
+
+    @Test func aFixACommandOrAFrameFollowerWakesADozingTripAtOnce() {
+        var schedule = TickSchedule(tickHz: 10)
+        for (name, wake) in [
+            ("insert", { (s: inout TickSchedule) in s.insert("d") }),
+            ("follow", { (s: inout TickSchedule) in s.follow("d") }),
+            ("wake", { (s: inout TickSchedule) in s.wake("d") }),
+            ("scheduleSoon", { (s: inout TickSchedule) in s.scheduleSoon("d") }),
+        ] as [(String, (inout TickSchedule) -> Void)] {
+            schedule.insert("d")
+            schedule.doze("d", until: 60_000)
+            wake(&schedule)
+            #expect(schedule.dozingCount == 0, "\(name)")
+            #expect(schedule.takeDue() == ["d"], "\(name): ticked at the next sub-tick")
+            // Its old wake-up, left in the heap, wakes nothing twice.
+            schedule.wakeDozers(now: 60_000)
+            #expect(schedule.count == 1, "\(name)")
+        }
+        schedule.doze("d", until: 70_000)
+        schedule.remove("d")
+        #expect(schedule.count == 0 && !schedule.contains("d"))
+        schedule.wakeDozers(now: 80_000)
+        #expect(schedule.count == 0, "a removed trip's wake-up brings nothing back")
+    }
+
+    @Test func theWakeUpsOfTripsThatWokeEarlyAreBounded() {
+        var schedule = TickSchedule(tickHz: 10)
+        for i in 0..<10_000 {
+            schedule.insert("d")
+            schedule.doze("d", until: 1_000_000 + Int64(i))
+            schedule.wake("d")
+        }
+        schedule.insert("d")
+        schedule.doze("d", until: 2_000_000)
+        #expect(schedule.pendingWakeups <= 2 * schedule.dozingCount + TickSchedule.staleWakeupsKept + 1)
+        schedule.wakeDozers(now: 1_999_999)
+        #expect(schedule.dozingCount == 1, "the stale wake-ups before its own wake nothing")
+        schedule.wakeDozers(now: 2_000_000)
+        #expect(schedule.dozingCount == 0 && schedule.pendingWakeups == 0)
+    }
 }

@@ -61,3 +61,35 @@ extension Trip {
         return framedThrough < a.endT || needsCheck
     }
 }
+
+extension Trip {
+    /// The earliest hub time at which a tick could find an event here (the next waypoint or
+    /// the destination reached) if only time passes: ticks before it only move the marker.
+    /// A hub alone lets a trip nobody takes frames of skip those ticks (`TickSchedule.doze`).
+    /// The animation's end when it stops short of them (its last tick still comes then).
+    /// Nil when it cannot be told from the animation alone (off the route, going backwards
+    /// or in a straight line, holding at a waypoint, arrived, a check due, a waypoint or a
+    /// destination not on the route): tick as usual.
+    ///
+    /// Exact for the linear animation along the route: the marker's along-route distance
+    /// reaches `alongM - arrivalBufferM` of the first target at this time (rounded down), and
+    /// `isWithinBuffer` is that distance test.
+    public var firstPossibleEventTime: Int64? {
+        guard let a = animation, endedAt == nil, arrivedAt == nil, holdingPosition == nil, !needsCheck, !isOffRoute,
+              a.durationMs > 0, case .alongRoute(let fromM, let toM) = a.path, toM > fromM else { return nil }
+        var reach = Double.infinity
+        if visitedCount < waypoints.count {
+            guard let m = waypoints[visitedCount].alongM else { return nil }
+            reach = m
+        }
+        if destination != nil {
+            guard let m = destinationAlongM else { return nil }
+            reach = min(reach, m)
+        }
+        let threshold = reach - config.arrivalBufferM
+        if toM < threshold { return a.endT }
+        guard fromM < threshold else { return nil }
+        let fraction = (threshold - fromM) / (toM - fromM)
+        return a.startT + Int64((fraction * Double(a.durationMs)).rounded(.down))
+    }
+}

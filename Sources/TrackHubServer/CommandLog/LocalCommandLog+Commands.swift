@@ -126,6 +126,7 @@ extension LocalCommandLog {
             entry.trip = change.before
             entry.trip.judgeMemory = judged
         }
+        services.trips.animating.wake(id)
     }
 }
 

@@ -107,5 +107,9 @@ final class LocalCommandLog: CommandLog, @unchecked Sendable {
             "trackhub_tick_phase_moves_total", "counter",
             "Moving trips moved to the tick phase where their courier's fixes land (one longer gap between their frames each).",
             Double(services.trips.animating.phaseMoves))
+            + PrometheusText.metric(
+                "trackhub_trips_dozing", "gauge",
+                "Moving trips that skip their ticks for now: nobody takes their frames and no tick before a time could find an event (counted in trackhub_trips_moving too).",
+                Double(services.trips.animating.dozingCount))
     }
 }

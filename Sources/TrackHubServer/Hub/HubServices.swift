@@ -66,7 +66,7 @@ struct HubServices {
         cadence = CadenceService(config: config, fanout: fanout, metrics: metrics, clock: clock)
         replies = Replies(host: host, fanout: fanout, metrics: metrics, cadence: cadence)
         publisher = TripPublisher(trips: trips, fanout: fanout, storage: storage, metrics: metrics, clock: clock)
-        animator = TripAnimator(trips: trips, publisher: publisher, metrics: metrics, inbox: inbox, host: host, clock: clock)
+        animator = TripAnimator(trips: trips, publisher: publisher, metrics: metrics, inbox: inbox, host: host, clock: clock, tickHz: config.tickHz)
         fleet = FleetService(config: config, clock: clock, trips: trips, fanout: fanout, replies: replies, metrics: metrics, inbox: inbox)
         access = AccessControl(config: config, clock: clock, fanout: fanout, trips: trips, fleet: fleet)
         routes = RouteSearches(
@@ -84,6 +84,7 @@ struct HubServices {
         routes.checkTripCapacity = { [unowned tripsAPI] () throws(ProtocolError) in try tripsAPI.checkTripCapacity() }
         publisher.endCustomerSubscriptionsIfOver = { [unowned shares] trip, now in shares.endCustomerSubscriptionsIfOver(trip: trip, now: now) }
         fanout.followersChanged = { [unowned cadence] trip in cadence.followersChanged(of: trip) }
+        fanout.framesWanted = { [unowned trips] trip in trips.animating.wake(trip) }
         fanout.sessionRemoved = { [unowned cadence] id in cadence.sessionRemoved(id) }
         // PROTOCOL 18: a courier following an idle cadence is not silent: twice the longest
         // interval asked of it lately is one of the stale rule's floors.

@@ -29,6 +29,9 @@ final class Fanout {
     /// courier is asked for fixes (`CadenceService`). Called after the change, on the service
     /// thread.
     var followersChanged: ((_ trip: String) -> Void)?
+    /// A subscription to `trip` that takes frames (or a link for one stop) was made: a trip
+    /// that dozed because nobody took its frames must tick again (`TickSchedule.doze`).
+    var framesWanted: ((_ trip: String) -> Void)?
     /// Told when a session has gone, after its subscriptions went (each told above).
     var sessionRemoved: ((_ id: ConnectionID) -> Void)?
 
@@ -229,6 +232,7 @@ final class Fanout {
         guard let session = sessions[id] else { return }
         let watchedBefore = subscriptions.watchesCourier(id, trip: trip)
         let isNew = subscriptions.add(session, to: trip, mode: mode, stop: stop, link: link)
+        if mode == .frames || link != nil { framesWanted?(trip) }
         if isNew || subscriptions.watchesCourier(id, trip: trip) != watchedBefore { followersChanged?(trip) }
     }
 

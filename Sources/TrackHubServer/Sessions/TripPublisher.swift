@@ -67,6 +67,7 @@ final class TripPublisher: @unchecked Sendable {
             }
             return (segment, events, entry.segmentSeq, entry.slot)
         }) else { return false }
+        trips.animating.wake(trip)  // its next event may come sooner now (TickSchedule.doze)
         metrics.fixesApplied += 1
         if let segment {
             let message = OutboundMessage.segment(trip: trip, seq: seq, segment, slot: slot)

@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// Which moving trips a timer wake-up looks at: the one tick scheduler of both command logs.
 /// A hub alone walks the phases one per wake-up (`takeDue`); a cluster node reads the phase
 /// of each sub-tick of log time it has reached (`members(ofPhase:)`, RedisCommandLog+Tick).
@@ -11,7 +13,8 @@
 /// (PROTOCOL 6.3: one frame per trip per tick), so that fix's first frame waits for the
 /// trip's phase, up to a whole tick; `follow` moves the phase to where its courier's fixes
 /// land, so that the next fixes' frames come soon after their commits.
-/// Idle trips are in no phase and cost nothing.
+/// Idle trips are in no phase and cost nothing, and so do dozing ones (`doze`): moving
+/// trips that a hub alone need not tick for a while.
 struct TickSchedule {
     let phases: Int
     private var members: [Set<String>]
@@ -23,6 +26,10 @@ struct TickSchedule {
     /// a trip moves only for a courier whose fixes land in the same place twice. At most
     /// one entry per scheduled trip.
     private var lastLanding: [String: Int] = [:]
+    /// Dozing trips (`doze`), by the hub time they wake; in no phase meanwhile.
+    private var dozing: [String: Int64] = [:]
+    /// The dozing trips by wake time; an entry whose trip woke or dozed again since is skipped.
+    private var wakeups = MinHeap<Int64, String>()
     /// The phase the next wake-up serves.
     private(set) var current = 0
     /// Trips moved to the phase their courier's fixes land in, since the start (`follow`).
@@ -40,11 +47,12 @@ struct TickSchedule {
     /// race, ThreadSanitizer found one in the tests' `waitForHubTime`).
     static func phases(tickHz: Int) -> Int { max(1, min(20, 200 / max(1, tickHz))) }
 
-    var count: Int { phaseOf.count }
+    /// Moving trips: in a phase or dozing.
+    var count: Int { phaseOf.count + dozing.count }
 
-    func contains(_ id: String) -> Bool { phaseOf[id] != nil }
+    func contains(_ id: String) -> Bool { phaseOf[id] != nil || dozing[id] != nil }
 
-    /// The phase a trip is in (nil: idle).
+    /// The phase a trip is in (nil: idle, or dozing).
     func phase(of id: String) -> Int? { phaseOf[id] }
 
     /// Puts a trip in the phase served next (a new animation's first frame comes soon).
@@ -52,16 +60,17 @@ struct TickSchedule {
         place(id, in: current)
     }
 
-    /// Keeps a trip where it is, or puts it in the next phase if it was idle.
+    /// Keeps a trip where it is, or puts it in the next phase if it was idle or dozing.
     mutating func insert(_ id: String) {
         if phaseOf[id] == nil { scheduleSoon(id) }
     }
 
     mutating func remove(_ id: String) {
+        dozing[id] = nil
+        lastLanding[id] = nil
         guard let phase = phaseOf.removeValue(forKey: id) else { return }
         members[phase].remove(id)
         moves[phase][id] = nil
-        lastLanding[id] = nil
     }
 
     /// Puts a trip in a given phase (a cluster node: the phase of its next tick's log time).
@@ -70,6 +79,7 @@ struct TickSchedule {
     }
 
     private mutating func place(_ id: String, in phase: Int) {
+        if !dozing.isEmpty { dozing[id] = nil }
         if let old = phaseOf[id] {
             moves[old][id] = nil
             if old == phase { return }
@@ -151,5 +161,48 @@ struct TickSchedule {
         let due = members[current]
         current = (current + 1) % phases
         return due
+    }
+
+    // MARK: Dozing (a hub alone)
+
+    /// Takes a trip out of its phase until hub time `t` (TripAnimator: nobody takes its
+    /// frames and no tick before `t` can find an event, `Trip.firstPossibleEventTime`). It
+    /// still counts as moving; `wakeDozers` puts it back in the phase served next at `t`,
+    /// and `insert`, `scheduleSoon`, `follow` and `wake` at once (a fix, a command, a frame
+    /// follower). Nothing but time is saved: the ticks it skips would only have moved a
+    /// marker that nobody is sent.
+    mutating func doze(_ id: String, until t: Int64) {
+        guard let phase = phaseOf.removeValue(forKey: id) else { return }
+        members[phase].remove(id)
+        moves[phase][id] = nil
+        dozing[id] = t
+        wakeups.push(t, id)
+        // Entries of trips that woke early stay in the heap until their time: bounded here.
+        if wakeups.count > 2 * dozing.count + Self.staleWakeupsKept { rebuildWakeups() }
+    }
+
+    /// A dozing trip back in the phase served next (something changed what it may need).
+    mutating func wake(_ id: String) {
+        if dozing[id] != nil { scheduleSoon(id) }
+    }
+
+    /// Puts the trips whose doze ends at or before `now` back in the phase served next.
+    mutating func wakeDozers(now: Int64) {
+        while let t = wakeups.minKey, t <= now, let (t, id) = wakeups.pop() {
+            if dozing[id] == t { scheduleSoon(id) }
+        }
+    }
+
+    /// Trips dozing now.
+    var dozingCount: Int { dozing.count }
+    /// Wake-ups held, stale ones included (tests: their bound).
+    var pendingWakeups: Int { wakeups.count }
+
+    /// Entries of trips that woke early the wake-up heap may hold beyond twice the dozing trips.
+    static let staleWakeupsKept = 1024
+
+    private mutating func rebuildWakeups() {
+        wakeups.removeAll()
+        for (id, t) in dozing { wakeups.push(t, id) }
     }
 }

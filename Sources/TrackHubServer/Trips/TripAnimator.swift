@@ -14,23 +14,27 @@ final class TripAnimator {
     private let inbox: ServiceThreadInbox
     private let host: any ServerHost
     private let clock: HubClock
+    /// One tick, ms (`--tick-hz`).
+    private let tickMs: Int64
     /// The trips of the current sub-tick still to be ticked after the loop went back to read
     /// input first; nil when none wait.
     private var rest: SubTickRest?
 
-    init(trips: TripTable, publisher: TripPublisher, metrics: HubMetrics, inbox: ServiceThreadInbox, host: any ServerHost, clock: HubClock) {
+    init(trips: TripTable, publisher: TripPublisher, metrics: HubMetrics, inbox: ServiceThreadInbox, host: any ServerHost, clock: HubClock, tickHz: Int) {
         self.trips = trips
         self.publisher = publisher
         self.metrics = metrics
         self.inbox = inbox
         self.host = host
         self.clock = clock
+        tickMs = Int64(1000 / max(1, tickHz))
     }
 
     /// One sub-tick: the trips of the phase due now. The rest of the previous sub-tick, if it
     /// stepped aside for input, is finished first, in one go: the phases keep their order.
     func tickDueTrips(now: Int64) {
         if rest != nil { continueSubTick(now: now, yielding: false) }
+        trips.animating.wakeDozers(now: now)
         let phase = trips.animating.current
         let due = trips.animating.takeDue()
         guard !due.isEmpty else { return }
@@ -76,7 +80,7 @@ final class TripAnimator {
             // A trip whose followers all take segments has no frame built (Trip.tickUnframed):
             // the same marker and events, numbered alike, without a frame's numbers.
             let takers = publisher.frameTakers(of: id)
-            guard let (frame, framedStatus, events, seq, slot, wantsTick) = trips.mutate(id, { entry in
+            guard let (frame, framedStatus, events, seq, slot, wantsTick, quietUntil) = trips.mutate(id, { entry in
                 let frame: TripFrame?, framedStatus: TripStatus?, events: [TripEvent]
                 if takers.wantFrames {
                     (frame, events) = entry.trip.tick(now: now)
@@ -86,7 +90,8 @@ final class TripAnimator {
                     (framedStatus, events) = entry.trip.tickUnframed(now: now)
                 }
                 if framedStatus != nil { entry.frameSeq += 1 }
-                return (frame, framedStatus, events, entry.frameSeq, entry.slot, entry.trip.wantsTick)
+                let quietUntil = takers.wantFrames || !events.isEmpty ? nil : entry.trip.firstPossibleEventTime
+                return (frame, framedStatus, events, entry.frameSeq, entry.slot, entry.trip.wantsTick, quietUntil)
             }) else {
                 stopped.append(id)
                 continue
@@ -94,7 +99,13 @@ final class TripAnimator {
             publisher.sendTickResult(
                 trip: id, frame: frame, framedStatus: framedStatus, takers: takers, seq: seq, slot: slot, events: events, now: now)
             sinceCheck += 1 + metrics.framesOut - deliveredBefore
-            if framedStatus == nil {
+            if wantsTick, let quietUntil, quietUntil - tickMs > now + tickMs {
+                // Nobody takes its frames and no tick before then can find an event: it skips
+                // those ticks and wakes a tick early, so its ticks from then on find each event
+                // as the skipped ones would have. Its frames of meanwhile are not counted
+                // (PROTOCOL 6.3 numbers the frames a hub sends; a hub alone sent none of them).
+                trips.animating.doze(id, until: quietUntil - tickMs)
+            } else if framedStatus == nil {
                 if wantsTick {
                     // An animation that started this very millisecond (a fix committed just
                     // before this sub-tick) has not moved the marker yet: look again at the

@@ -12,7 +12,8 @@ struct ChangeUndo {
 /// What each trip command changes, the same under both command logs: they differ only in
 /// when a change counts as durable (`LocalCommandLog` undoes it when the store fails;
 /// `RedisCommandLog` applies what the log already holds). Each returns the events to store
-/// and send, or the error to answer with; the caller schedules a trip that moves.
+/// and send, or the error to answer with; the caller schedules a trip that moves. A dozing
+/// trip (`TickSchedule.doze`) is woken by each: its next event may come sooner.
 extension TripTable {
     /// `proceed` (PROTOCOL 6.4): 409 unless the trip is holding at a waypoint.
     func changeProceed(_ id: String, at t: Int64) -> Result<ChangeUndo, ProtocolError> {
@@ -24,6 +25,7 @@ extension TripTable {
                 return .failure(.conflict("trip \(id) is \(entry.trip.status.rawValue), not holding"))
             }
         }
+        animating.wake(id)
         return outcome ?? .failure(.notFound("trip \(id) does not exist"))
     }
 
@@ -48,13 +50,15 @@ extension TripTable {
                 return .failure(ProtocolError(error.isConflict ? .conflict : .badRequest, "\(error.field): \(error.message)"))
             }
         }
+        animating.wake(id)
         return outcome ?? .failure(.notFound("trip \(id) does not exist"))
     }
 
     /// The end (`DELETE`, or `--end-after` after arriving): no events for a trip that had
     /// ended already; nil for one that does not exist.
     func changeEnd(_ id: String, at t: Int64) -> ChangeUndo? {
-        mutate(id) { entry in
+        animating.wake(id)
+        return mutate(id) { entry in
             let before = entry.trip
             let events = entry.trip.end(now: t)
             if !events.isEmpty { entry.endedAt = t }
