@@ -19,18 +19,14 @@ import Testing
         var dozing = ticked
         let tickMs: Int64 = 100
         var now = Fixture.t0
-        var truth = 0.0
-        var seq: Int64 = 0
+        var courier = NoisyCourier(route: route, maxStepM: 120)
         var nextFixAt = now
         var asleepUntil: Int64?
         var skipped = 0, ticks = 0
         var names: [String] = []
         while now < Fixture.t0 + 900_000 && ticked.status != .arrived {
             if now >= nextFixAt {
-                truth = min(route.lengthM, truth + rng.uniform(0, 120))
-                let p = Geodesy.destination(from: route.point(atDistance: truth), bearingDeg: rng.uniform(0, 360), distanceM: rng.uniform(0, 10))
-                seq += 1
-                let fix = FixInput(lat: p.lat, lon: p.lon, ts: now, seq: seq)
+                let fix = courier.nextFix(&rng, at: now)
                 let verdict = ticked.judge(fix)
                 #expect(dozing.judge(fix) == verdict)
                 if verdict == .applied {

@@ -8,6 +8,29 @@ extension SplitMix64 {
     mutating func uniform(_ lo: Double, _ hi: Double) -> Double { uniform(lo...hi) }
 }
 
+/// A courier moving up a route with GPS noise, for the seeded tests that drive two copies of
+/// a trip with the same fixes (`TickUnframedTests`, `DozingTickTests`).
+struct NoisyCourier {
+    let route: Route
+    /// The most a fix moves on along the route, metres.
+    let maxStepM: Double
+    private var truthM = 0.0
+    private var seq: Int64 = 0
+
+    init(route: Route, maxStepM: Double) {
+        self.route = route
+        self.maxStepM = maxStepM
+    }
+
+    /// The next fix, stamped `now`: up to `maxStepM` further along, within 10 m of the route.
+    mutating func nextFix(_ rng: inout SplitMix64, at now: Int64) -> FixInput {
+        truthM = min(route.lengthM, truthM + rng.uniform(0, maxStepM))
+        let p = Geodesy.destination(from: route.point(atDistance: truthM), bearingDeg: rng.uniform(0, 360), distanceM: rng.uniform(0, 10))
+        seq += 1
+        return FixInput(lat: p.lat, lon: p.lon, ts: now, seq: seq)
+    }
+}
+
 enum Fixture {
     static let origin = GeoPoint(lat: 38.6, lon: -77.3)
     static let t0: Int64 = 1_722_830_000_000

@@ -16,17 +16,13 @@ import Testing
         _ = framed.created(now: Fixture.t0)
         var unframed = framed
         var now = Fixture.t0
-        var truth = 0.0
-        var seq: Int64 = 0
+        var courier = NoisyCourier(route: route, maxStepM: 80)
         var nextFixAt = now
         var frames = 0
         var eventNames: [String] = []
         while now < Fixture.t0 + 900_000 && framed.status != .arrived {
             if now >= nextFixAt {
-                truth = min(route.lengthM, truth + rng.uniform(0, 80))
-                let p = Geodesy.destination(from: route.point(atDistance: truth), bearingDeg: rng.uniform(0, 360), distanceM: rng.uniform(0, 10))
-                seq += 1
-                let fix = FixInput(lat: p.lat, lon: p.lon, ts: now, seq: seq)
+                let fix = courier.nextFix(&rng, at: now)
                 let verdict = framed.judge(fix)
                 #expect(unframed.judge(fix) == verdict)
                 if verdict == .applied {
