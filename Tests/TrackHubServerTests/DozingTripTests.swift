@@ -27,7 +27,8 @@ import TrackHubTesting
             // Woken by the subscription: its frames come now, not when the doze would end.
             let first = try frames.next(type: "frame", timeout: 5)
             let second = try frames.next(type: "frame", timeout: 5)
-            #expect(second.int("seq")! == first.int("seq")! + 1)
+            let firstSeq = try #require(first.int("seq"))
+            #expect(second.int("seq") == firstSeq + 1)
             #expect(try hub.metric("trackhub_trips_dozing") == 0)
         }
     }
