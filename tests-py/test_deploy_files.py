@@ -1184,8 +1184,9 @@ class RedisCommandTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="trackhub-rcnode-")
         self.addCleanup(shutil.rmtree, tmp, True)
         argv = [a.replace("/data/", tmp + "/").replace("$(POD_NAME)", "trackhub-redis-0") for a in argv]
-        # A cluster node also listens on port + 10 000 (its bus): a port below 55 536.
-        port = next(p for p in (random.randrange(20000, 30000) for _ in range(200))
+        # A cluster node also listens on port + 10 000 (its bus): both below the ephemeral
+        # range (32 768 and up), where an outgoing connection could take the bus port first.
+        port = next(p for p in (random.randrange(12000, 22768) for _ in range(200))
                     if port_is_free(p) and port_is_free(p + 10000))
         cli, _ = self.start(argv, port)
         self.assertEqual(self.config(cli, "cluster-enabled"), "yes")
