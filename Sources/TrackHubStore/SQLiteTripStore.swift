@@ -52,7 +52,7 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
     /// The database file's name in the data directory.
     public static let fileName = "trackhub.db"
     /// The schema this build writes, kept in `PRAGMA user_version`.
-    public static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 4
     /// Records that may wait for the writer at most, unless the caller passes another bound.
     public static let defaultMaxPendingRecords = 100_000
 
@@ -206,9 +206,14 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
             // then on as from version 2.
             try db.exec(Self.migrationFrom1)
             try db.exec(Self.migrationFrom2)
+            try db.exec(Self.migrationFrom3)
         case 2:
-            // Version 2 (before webhooks and share links): their tables.
+            // Version 2 (before webhooks and share links): their tables; then as from 3.
             try db.exec(Self.migrationFrom2)
+            try db.exec(Self.migrationFrom3)
+        case 3:
+            // Version 3 (fixes with AUTOINCREMENT): the fixes table rebuilt without it.
+            try db.exec(Self.migrationFrom3)
         case schemaVersion:
             break
         default:
@@ -235,31 +240,67 @@ public final class SQLiteTripStore: TripStore, RetainingTripStore, @unchecked Se
         updated_at INTEGER
     );
     CREATE INDEX trips_ended ON trips(ended_at) WHERE ended_at IS NOT NULL;
-    -- Every fix as received, applied or not (`reason`), in judging order (`id`).
-    CREATE TABLE fixes(
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        trip INTEGER NOT NULL,
-        seq INTEGER,
-        ts INTEGER NOT NULL,
-        lat REAL NOT NULL,
-        lon REAL NOT NULL,
-        duration_ms REAL,
-        speed_mps REAL,
-        heading REAL,
-        accuracy_m REAL,
-        reason TEXT,
-        received_at INTEGER NOT NULL,
-        altitude REAL,
-        battery REAL
-    );
-    CREATE UNIQUE INDEX fixes_seq ON fixes(trip, seq) WHERE seq IS NOT NULL;
-    CREATE INDEX fixes_trail ON fixes(trip, ts, seq);
+    \(fixesTable("fixes"))
+    \(fixesIndexes)
     -- Each trip's events, numbered from 1, with their wire encoding as first sent.
     CREATE TABLE events(trip INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(trip, n)) WITHOUT ROWID;
     \(devicesTable)
     \(webhookTables)
     \(sharesTable)
-    PRAGMA user_version = 3;
+    PRAGMA user_version = 4;
+    COMMIT;
+    """
+
+    /// Every fix as received, applied or not (`reason`), in judging order (`id`).
+    ///
+    /// `id` is given by the writer (`SQLiteWriter.lastFixID` + 1), one more than the highest it
+    /// ever gave or any trip's `fix_mark` names, so ids only rise even after a purge deleted
+    /// the newest fixes: a trip's `fix_mark` then never covers a fix stored after its state.
+    /// Not `AUTOINCREMENT`, which promises the same through the `sqlite_sequence` table: one
+    /// B-tree page more in every commit, a quarter of a one-fix commit's WAL bytes
+    /// (BENCHMARKS.md, "The fix path").
+    static func fixesTable(_ name: String) -> String {
+        """
+        CREATE TABLE \(name)(
+            id INTEGER PRIMARY KEY,
+            trip INTEGER NOT NULL,
+            seq INTEGER,
+            ts INTEGER NOT NULL,
+            lat REAL NOT NULL,
+            lon REAL NOT NULL,
+            duration_ms REAL,
+            speed_mps REAL,
+            heading REAL,
+            accuracy_m REAL,
+            reason TEXT,
+            received_at INTEGER NOT NULL,
+            altitude REAL,
+            battery REAL
+        );
+        """
+    }
+
+    /// The fixes' indexes: a resend kept once (`fixes_seq`), the trail in time order.
+    static let fixesIndexes = """
+    CREATE UNIQUE INDEX fixes_seq ON fixes(trip, seq) WHERE seq IS NOT NULL;
+    CREATE INDEX fixes_trail ON fixes(trip, ts, seq);
+    """
+
+    /// The columns of `fixes`, in order.
+    static let fixesColumns = "id, trip, seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, received_at, altitude, battery"
+
+    /// From schema 3: `fixes` rebuilt without `AUTOINCREMENT` (SQLite cannot drop it in
+    /// place), every row with its id; the indexes made again. Once, at the first start of
+    /// this build, in one transaction: about two seconds per million fixes here (and as many
+    /// WAL bytes as the table, given back at the next checkpoint).
+    static let migrationFrom3 = """
+    BEGIN IMMEDIATE;
+    \(fixesTable("fixes_v4"))
+    INSERT INTO fixes_v4(\(fixesColumns)) SELECT \(fixesColumns) FROM fixes;
+    DROP TABLE fixes;
+    ALTER TABLE fixes_v4 RENAME TO fixes;
+    \(fixesIndexes)
+    PRAGMA user_version = 4;
     COMMIT;
     """
 

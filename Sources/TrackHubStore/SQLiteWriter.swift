@@ -25,7 +25,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private var tripKeys: [String: Int64] = [:]
     /// trip id → the route last written for it (kept alive, so `==` is mostly an identity test).
     private var writtenRoutes: [String: Route?] = [:]
-    /// The highest fixes.id written (committed) so far.
+    /// The highest fixes.id written (committed) so far, or named by a stored `fix_mark`:
+    /// the next fix gets one more (`SQLiteTripStore.fixesTable`).
     private var lastFixID: Int64 = 0
 
     private struct PendingState {
@@ -40,8 +41,8 @@ final class SQLiteWriter: @unchecked Sendable {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commitStatement = try db.prepare("COMMIT")
         insertFix = try db.prepare("""
-            INSERT OR IGNORE INTO fixes(trip, seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, received_at, altitude, battery)
-            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            INSERT OR IGNORE INTO fixes(trip, seq, ts, lat, lon, duration_ms, speed_mps, heading, accuracy_m, reason, received_at, altitude, battery, id)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """)
         upsertDevice = try db.prepare("""
             INSERT OR REPLACE INTO devices(id, trip, name, last_seen, last_lat, last_lon) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
@@ -62,7 +63,8 @@ final class SQLiteWriter: @unchecked Sendable {
         tripKeyByID = try db.prepare("SELECT k FROM trips WHERE id = ?1")
         insertTripPlaceholder = try db.prepare("INSERT INTO trips(id) VALUES(?1) RETURNING k")
         webhookWrites = try SQLiteWebhookWrites(db: db)
-        lastFixID = try db.scalarInt("SELECT max(id) FROM fixes") ?? 0
+        // A purge may have deleted the newest fixes, but not the marks that named them.
+        lastFixID = try db.scalarInt("SELECT max((SELECT COALESCE(max(id), 0) FROM fixes), (SELECT COALESCE(max(fix_mark), 0) FROM trips))") ?? 0
         purgeFindTrip = try db.prepare("SELECT k, id FROM trips WHERE ended_at IS NOT NULL AND ended_at < ?1 ORDER BY ended_at LIMIT 1")
         purgeFixes = try db.prepare("DELETE FROM fixes WHERE id IN (SELECT id FROM fixes WHERE trip = ?1 LIMIT ?2)")
         purgeEvents = try db.prepare("DELETE FROM events WHERE trip = ?1 AND n IN (SELECT n FROM events WHERE trip = ?1 LIMIT ?2)")
@@ -102,8 +104,9 @@ final class SQLiteWriter: @unchecked Sendable {
                         s.bind(11, receivedAt)
                         s.bind(12, fix.altitudeM)
                         s.bind(13, fix.batteryPercent)
+                        s.bind(14, lastFixID + 1)
                         try s.run()
-                        if db.changes > 0 { lastFixID = db.lastInsertRowID }
+                        if db.changes > 0 { lastFixID += 1 }
                     case .device(let device):
                         let s = upsertDevice
                         s.bind(1, device.id)
