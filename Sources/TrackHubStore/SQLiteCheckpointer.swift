@@ -25,8 +25,13 @@ import Synchronization
 /// Threads: `walGrew` runs on the writer thread (inside its commit); the checkpoints on this
 /// type's own thread; `stop` from the store's `close`.
 final class SQLiteCheckpointer: @unchecked Sendable {
-    /// WAL pages (4 KiB each) after which a checkpoint is asked for: SQLite's own default.
-    static let thresholdPages: Int32 = 1000
+    /// WAL pages (4 KiB each) after which a checkpoint is asked for: four times SQLite's own
+    /// default. A checkpoint copies each page once however often the WAL holds it, and the
+    /// pages one-fix commits write are mostly the same few (the fixes' last leaf, the moving
+    /// trips' index and state pages): a longer WAL copies fewer pages per commit and syncs the
+    /// database a quarter as often (BENCHMARKS.md, "The fix path"). 16 MB of WAL at most
+    /// between checkpoints, in the page cache.
+    static let thresholdPages: Int32 = 4000
     /// WAL pages after which the writer checkpoints itself (about 40 MB).
     static let fallbackPages: Int32 = 10_000
 
