@@ -10,8 +10,9 @@ import TrackHubCore
 ///   is in the `fixes` table, in judging order (its `id`), so on load they are rebuilt from
 ///   there, exactly as `judge` filled them;
 /// - `route` (up to `--max-route-points`): stored in its own column, only when it changed.
-/// The rest goes through `StateEncoder`, a small streaming JSON encoder that skips those keys
-/// (2.2× faster than the node tree it replaced: BENCHMARKS.md, "Durability"). Loading splices them back in and decodes with
+/// The rest is written by hand (`Trip.storedStateJSON`), byte for byte what `StateEncoder`, a
+/// small streaming `Codable` encoder, writes when it skips those keys, about four times
+/// faster (BENCHMARKS.md, "The fix path"). Loading splices them back in and decodes with
 /// `JSONDecoder`, so the format is plain JSON of `Trip`'s own coding keys.
 enum SQLiteTripCodec {
     /// Top-level coding keys of `Trip` that are stored elsewhere.
@@ -21,7 +22,7 @@ enum SQLiteTripCodec {
 
     /// The trip's state without the skipped keys, as a JSON object.
     static func encodeState(_ trip: Trip) throws -> [UInt8] {
-        try StateEncoder.encode(trip, skipping: skippedKeys)
+        try trip.storedStateJSON()
     }
 
     /// The route as its points (Route's own coding), or nil.

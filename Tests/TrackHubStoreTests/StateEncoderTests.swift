@@ -19,7 +19,7 @@ import TrackHubCore
 
     /// Trips in the states a hub stores: new, animating after fixes, holding, past a waypoint,
     /// arrived, ended, off route.
-    private func tripsInEveryState() throws -> [Trip] {
+    static func tripsInEveryState() throws -> [Trip] {
         var trips: [Trip] = [makeTrip("fresh")]
         var moving = makeTrip("moving", waypoints: [])
         _ = drive(&moving, fixes: (0..<6).map { fix(0.0002 * Double($0), ts: t0 + Int64($0) * 1000, seq: Int64($0)) }, now: t0)
@@ -47,13 +47,13 @@ import TrackHubCore
     }
 
     @Test func everyTripStateEncodesAsJSONEncoderWouldHaveIt() throws {
-        for trip in try tripsInEveryState() {
+        for trip in try Self.tripsInEveryState() {
             try expectSameAsJSONEncoder(trip)
         }
     }
 
     @Test func theStoredStateIsTheTripWithoutTheKeysStoredElsewhere() throws {
-        for trip in try tripsInEveryState() {
+        for trip in try Self.tripsInEveryState() {
             let stored = try #require(try parsed(SQLiteTripCodec.encodeState(trip)) as? [String: Any])
             var reference = try #require(try parsed([UInt8](JSONEncoder().encode(trip))) as? [String: Any])
             for key in SQLiteTripCodec.skippedKeys { reference[key] = nil }
