@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// Encoders for what a phone, or a client managing phones, sends (PROTOCOL 11): the
 /// OwnTracks `location` body and the device registration body. The simulator uses them.
 public enum DeviceRequestBodies {

@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// A JSON number as parsed: its `Double` value and whether the literal's exact value is an integer.
 ///
 /// `isInteger` is decided on the literal, not on the rounded `Double`: `1.0`, `1e3` and `120e-1`

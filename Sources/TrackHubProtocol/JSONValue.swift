@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// A parsed JSON value (RFC 8259).
 public enum JSONValue: Sendable, Equatable, CustomStringConvertible,
     ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,

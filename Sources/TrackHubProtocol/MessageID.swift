@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// The `id` of a client message, echoed back verbatim as `re` in the direct reply.
 public enum MessageID: Sendable, Hashable, CustomStringConvertible {
     /// A string id.

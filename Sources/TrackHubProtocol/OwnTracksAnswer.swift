@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// The body of the hub's answer to an OwnTracks post (PROTOCOL 11 and 18): OwnTracks reads it
 /// as a list of messages for the phone. Empty (`[]`), or one `cmd` message in OwnTracks's own
 /// remote-configuration form setting how often the phone reports:

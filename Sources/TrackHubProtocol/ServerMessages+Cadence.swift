@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// The `cadence` message of PROTOCOL 18: how often the hub wants a courier's fixes.
 extension ServerMessages {
     /// `{"type":"cadence","trip":…,"interval_ms":…,"watched":…}`: sent to the connection that

@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// `POST /v1/trips/{id}/share` `{ttl_s?, stop?, visible_within_stops?}` (PROTOCOL 13, 17): how
 /// long the link lives and, for a link for one stop, which stop it follows and from how many
 /// stops before it the courier may be shown.

@@ -1,3 +1,5 @@
+import TrackHubCore
+
 /// The body of a webhook request (PROTOCOL 12, the Standard Webhooks payload):
 /// `{"type": "trip.<name>", "timestamp": "<t as ISO 8601 UTC with ms>", "data": <the event
 /// message's fields without type>}`.

@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubProtocol
 
 /// One customer of a multi-stop trip following their own stop (PROTOCOL 17), as the customer's

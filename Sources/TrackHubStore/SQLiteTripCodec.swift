@@ -10,9 +10,9 @@ import TrackHubCore
 ///   is in the `fixes` table, in judging order (its `id`), so on load they are rebuilt from
 ///   there, exactly as `judge` filled them;
 /// - `route` (up to `--max-route-points`): stored in its own column, only when it changed.
-/// The rest is written by hand (`Trip.storedStateJSON`), byte for byte what `StateEncoder`, a
-/// small streaming `Codable` encoder, writes when it skips those keys, about four times
-/// faster (BENCHMARKS.md, "The fix path"). Loading splices them back in and decodes with
+/// The rest is written by hand (`Trip.storedStateJSON`): the JSON value `StateEncoder`, a small
+/// streaming `Codable` encoder, writes when it skips those keys, about four times faster
+/// (BENCHMARKS.md, "The fix path"). Loading splices them back in and decodes with
 /// `JSONDecoder`, so the format is plain JSON of `Trip`'s own coding keys.
 enum SQLiteTripCodec {
     /// Top-level coding keys of `Trip` that are stored elsewhere.

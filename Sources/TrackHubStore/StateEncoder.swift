@@ -1,15 +1,12 @@
-import TrackHubCore
-
 /// Encodes any `Encodable` straight into JSON bytes, as it is asked: no tree of nodes, no
 /// copy of the coding path per value. At the top level, keys in `skipping` are left out.
 ///
 /// Why: it wrote every stored trip state, once per fix at a hub with many moving trips, where
 /// building a tree of boxed nodes first (and a coding path array for every nested value) had
 /// been 22 µs a trip (BENCHMARKS.md, "Durability"). States are now written by hand
-/// (`Trip.storedStateJSON`, a quarter of this encoder's time again); this encoder writes the
-/// routes (once per route change) and is the reference the hand-written states are held to:
-/// the same bytes (`StoredStateJSONTests`). Scalars are spelled by `JSONFieldWriter`'s
-/// functions, so both spell numbers and strings alike.
+/// (`Trip.storedStateJSON`, about a quarter of this encoder's time again); this encoder writes
+/// the routes (once per route change) and is the reference the hand-written states are held
+/// to (`StoredStateJSONTests`).
 ///
 /// How it stays streaming: every open object or array is a frame on one stack (its depth is
 /// its place). A container writes only at its own depth, so before it writes, the frames
@@ -117,22 +114,74 @@ final class StateEncoder {
 
     fileprivate func writeNull() { out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
 
-    fileprivate func write(_ b: Bool) { JSONFieldWriter.appendBool(b, to: &out) }
+    fileprivate func write(_ b: Bool) {
+        if b { out.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { out.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
+    }
 
-    fileprivate func write(_ v: Int64) { JSONFieldWriter.appendInteger(v, to: &out) }
-
-    fileprivate func write(_ v: UInt64) { JSONFieldWriter.appendInteger(v, to: &out) }
-
-    fileprivate func write(_ v: Double, depth: Int, key: (any CodingKey)?) throws {
-        guard JSONFieldWriter.appendDouble(v, to: &out) else {
-            throw EncodingError.invalidValue(
-                v, .init(codingPath: path(depth: depth, last: key), debugDescription: "a non-finite number cannot be stored as JSON"))
+    fileprivate func write(_ v: Int64) {
+        if v < 0 {
+            out.append(UInt8(ascii: "-"))
+            write(v.magnitude)
+        } else {
+            write(UInt64(v))
         }
     }
 
-    fileprivate func write(_ s: String) { JSONFieldWriter.appendString(s, to: &out) }
+    fileprivate func write(_ v: UInt64) {
+        if v < 10 {
+            out.append(UInt8(ascii: "0") + UInt8(v))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 20 digits at most, written backwards
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var n = v, i = 20
+            while n > 0 {
+                i -= 1
+                buffer[i] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+            }
+            out.append(contentsOf: buffer[i..<20])
+        }
+    }
 
-    static func writeString(_ s: String, to out: inout [UInt8]) { JSONFieldWriter.appendString(s, to: &out) }
+    fileprivate func write(_ v: Double, depth: Int, key: (any CodingKey)?) throws {
+        guard v.isFinite else {
+            throw EncodingError.invalidValue(
+                v, .init(codingPath: path(depth: depth, last: key), debugDescription: "a non-finite number cannot be stored as JSON"))
+        }
+        out.append(contentsOf: v.description.utf8)
+    }
+
+    fileprivate func write(_ s: String) { Self.writeString(s, to: &out) }
+
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            // Keys and ids rarely need escapes: copy them whole when they do not.
+            var plain = true
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                plain = false
+                break
+            }
+            if plain {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+                case 0..<0x20:
+                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(byte >> 4), hexDigit(byte & 15)])
+                default: out.append(byte)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10 }
 }
 
 /// The `Encoder` of one value, to be written at `depth`.

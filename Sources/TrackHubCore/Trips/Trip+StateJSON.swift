@@ -6,23 +6,24 @@
 /// 20 µs a state and 5 % of a hub's CPU taking 500 fixes a second (BENCHMARKS.md, "The fix
 /// path"). Here each value is one append.
 ///
-/// The bytes are exactly those of `Trip`'s synthesized `Encodable` conformance through the
-/// store's encoder (the same keys in the same order, `encodeIfPresent` for optionals, the same
-/// spelling of numbers), so what loads states (`JSONDecoder`, `Trip`'s `Decodable`) is
-/// unchanged. `StoredStateJSONTests` holds them equal for trips in every state, and fails
-/// when a stored property of `Trip` or of a type inside it is not written here.
+/// The JSON is the value `Trip`'s synthesized `Encodable` conformance writes (the same keys in
+/// the same order, an optional left out when nil as `encodeIfPresent` does; `JSONWriter`
+/// spells an integral number without `.0`, which decodes alike), so what loads states
+/// (`JSONDecoder`, `Trip`'s `Decodable`) is unchanged. `StoredStateJSONTests` holds the two
+/// equal for trips in every state and reads each back as the same trip, and fails when a
+/// stored property of `Trip` or of a type inside it is not written here.
 extension Trip {
     /// The JSON object of the trip without `route`, `seenSeqs` and `seenTimestamps`, which the
     /// store keeps elsewhere (its own column; rebuilt from the stored fixes).
-    /// - Throws: `EncodingError.invalidValue` naming the key of a non-finite number.
+    /// - Throws: `EncodingError.invalidValue` when a number of it is NaN or infinite (JSON
+    ///   has no such number).
     public func storedStateJSON(capacity: Int = 2048) throws -> [UInt8] {
-        var w = JSONFieldWriter(capacity: capacity)
+        var w = JSONWriter(capacity: capacity)
         w.beginObject()
         w.field("id", id)
         w.key("waypoints")
         w.beginArray()
         for waypoint in waypoints {
-            w.element()
             waypoint.write(to: &w)
         }
         w.endArray()
@@ -30,13 +31,13 @@ extension Trip {
             w.key("destination")
             destination.write(to: &w)
         }
-        w.field("destinationAlongM", ifPresent: destinationAlongM)
+        w.optionalField("destinationAlongM", destinationAlongM)
         w.key("config")
         config.write(to: &w)
         w.field("lastEventNumber", lastEventNumber)
-        w.field("arrivedAt", ifPresent: arrivedAt)
-        w.field("endedAt", ifPresent: endedAt)
-        w.field("holdingPosition", ifPresent: holdingPosition)
+        w.optionalField("arrivedAt", arrivedAt)
+        w.optionalField("endedAt", endedAt)
+        w.optionalField("holdingPosition", holdingPosition)
         w.field("visitedCount", visitedCount)
         w.field("highestWaypointIndex", highestWaypointIndex)
         w.field("isOffRoute", isOffRoute)
@@ -48,17 +49,17 @@ extension Trip {
             lastApplied.point.write(to: &w)
             w.endObject()
         }
-        w.field("previousAppliedTs", ifPresent: previousAppliedTs)
+        w.optionalField("previousAppliedTs", previousAppliedTs)
         if let speedReference {
             w.key("speedReference")
             w.beginObject()
             w.field("ts", speedReference.ts)
             w.key("point")
             speedReference.point.write(to: &w)
-            w.field("alongM", ifPresent: speedReference.alongM)
+            w.optionalField("alongM", speedReference.alongM)
             w.endObject()
         }
-        w.field("speedMps", ifPresent: speedMps)
+        w.optionalField("speedMps", speedMps)
         if let animation {
             w.key("animation")
             animation.write(to: &w)
@@ -75,35 +76,36 @@ extension Trip {
             w.key("recentFixTimes")
             w.beginArray()
             for timing in recentFixTimes {
-                w.element()
-                w.beginObject()
+                    w.beginObject()
                 w.field("ts", timing.ts)
                 w.field("receivedAt", timing.receivedAt)
                 w.endObject()
             }
             w.endArray()
         }
-        w.field("nextFrameIsJump", ifPresent: nextFrameIsJump)
-        w.field("frameDue", ifPresent: frameDue)
-        w.field("routeOrigin", ifPresent: routeOrigin?.rawValue)
-        w.field("routerDurationS", ifPresent: routerDurationS)
-        w.field("offRouteFixes", ifPresent: offRouteFixes)
-        w.field("lastTargetAlongM", ifPresent: lastTargetAlongM)
+        w.optionalField("nextFrameIsJump", nextFrameIsJump)
+        w.optionalField("frameDue", frameDue)
+        w.optionalField("routeOrigin", routeOrigin?.rawValue)
+        w.optionalField("routerDurationS", routerDurationS)
+        w.optionalField("offRouteFixes", offRouteFixes)
+        w.optionalField("lastTargetAlongM", lastTargetAlongM)
         if let signal {
             w.key("signal")
             signal.write(to: &w)
         }
-        w.field("holdingSince", ifPresent: holdingSince)
+        w.optionalField("holdingSince", holdingSince)
         w.endObject()
-        if let failure = w.failure {
-            throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "trip \(id): \(failure)"))
+        // `JSONWriter` writes null for NaN or an infinity; `Trip`'s decoding would then refuse
+        // the whole state at the next start, so the store's commit fails now instead.
+        if w.wroteNonFiniteNumber {
+            throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "trip \(id): a number of its state is not finite"))
         }
-        return w.bytes
+        return w.finish()
     }
 }
 
 extension GeoPoint {
-    fileprivate func write(to w: inout JSONFieldWriter) {
+    fileprivate func write(to w: inout JSONWriter) {
         w.beginObject()
         w.field("lat", lat)
         w.field("lon", lon)
@@ -112,36 +114,36 @@ extension GeoPoint {
 }
 
 extension Waypoint {
-    fileprivate func write(to w: inout JSONFieldWriter) {
+    fileprivate func write(to w: inout JSONWriter) {
         w.beginObject()
         w.field("index", index)
         w.key("point")
         point.write(to: &w)
-        w.field("alongM", ifPresent: alongM)
+        w.optionalField("alongM", alongM)
         w.field("visited", visited)
-        w.field("id", ifPresent: id)
-        w.field("name", ifPresent: name)
+        w.optionalField("id", id)
+        w.optionalField("name", name)
         w.field("dwellS", dwellS)
         w.endObject()
     }
 }
 
 extension TripConfig {
-    fileprivate func write(to w: inout JSONFieldWriter) {
+    fileprivate func write(to w: inout JSONWriter) {
         w.beginObject()
         w.field("arrivalBufferM", arrivalBufferM)
         w.field("rerouteDistanceM", rerouteDistanceM)
         w.field("waitAtWaypoints", waitAtWaypoints)
         w.field("maxSpeedMps", maxSpeedMps)
         w.field("mode", mode.rawValue)
-        w.field("autoReroute", ifPresent: autoReroute)
+        w.optionalField("autoReroute", autoReroute)
         w.endObject()
     }
 }
 
 extension Animation {
     /// The path as Swift's synthesized coding of an enum writes it: `{"case":{labels…}}`.
-    fileprivate func write(to w: inout JSONFieldWriter) {
+    fileprivate func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("path")
         w.beginObject()
@@ -181,18 +183,17 @@ extension Animation {
 }
 
 extension CourierSignal {
-    fileprivate func write(to w: inout JSONFieldWriter) {
+    fileprivate func write(to w: inout JSONWriter) {
         w.beginObject()
         w.field("lastFixT", lastFixT)
-        w.field("battery", ifPresent: battery)
+        w.optionalField("battery", battery)
         w.key("arrivals")
         w.beginArray()
         for arrival in arrivals {
-            w.element()
-            w.value(arrival)
+            w.int(arrival)
         }
         w.endArray()
-        w.field("lostSilence", ifPresent: lostSilence)
+        w.optionalField("lostSilence", lostSilence)
         w.field("batteryLowSent", batteryLowSent)
         w.endObject()
     }

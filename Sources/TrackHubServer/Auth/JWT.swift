@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubCrypto
 import TrackHubProtocol
 

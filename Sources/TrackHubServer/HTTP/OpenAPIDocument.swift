@@ -1,3 +1,4 @@
+import TrackHubCore
 import TrackHubProtocol
 
 /// `GET /v1/openapi.json` (PROTOCOL 14): an OpenAPI 3.1 document generated from the route

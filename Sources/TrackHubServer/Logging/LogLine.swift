@@ -1,4 +1,5 @@
 import Foundation
+import TrackHubCore
 import TrackHubProtocol
 
 /// How much is logged: a line is written when its level is at or below the configured one.

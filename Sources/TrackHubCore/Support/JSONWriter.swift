@@ -1,4 +1,7 @@
-/// Appends compact JSON to a byte buffer, without Foundation.
+/// Appends compact JSON to a byte buffer, without Foundation. In TrackHubCore, as plain as the
+/// geometry, so the wire (TrackHubProtocol, which adds its own values in
+/// `JSONWriter+Protocol.swift`) and a trip's stored state (`Trip.storedStateJSON`) write JSON
+/// one way.
 ///
 /// Built for encoding one frame and sharing its bytes among many subscribers: the buffer may
 /// start with `headroom` bytes (e.g. libwebsockets' `LWS_PRE`) left for the transport, capacity
@@ -12,6 +15,9 @@ public struct JSONWriter: Sendable {
     /// How many leading bytes of `bytes` are not part of the JSON.
     public let headroom: Int
     private var needsComma = false
+    /// A non-finite number was written (as `null`): for callers whose reader would not take
+    /// `null` there (a stored trip state), an error to raise rather than bytes to keep.
+    public private(set) var wroteNonFiniteNumber = false
 
     /// A writer whose buffer starts with `headroom` zero bytes and has room for `capacity` more.
     public init(headroom: Int = 0, capacity: Int = 256) {
@@ -198,52 +204,6 @@ public struct JSONWriter: Sendable {
         string(String(value))
     }
 
-    /// Writes a `JSONNumber` (integers as integers).
-    public mutating func number(_ value: JSONNumber) {
-        separate()
-        if value.isInteger, let integer = value.int64Value {
-            appendInteger(integer)
-        } else {
-            appendDouble(value.value)
-        }
-        needsComma = true
-    }
-
-    /// Writes any JSON value.
-    public mutating func value(_ value: JSONValue) {
-        switch value {
-        case .null: null()
-        case .bool(let bool): self.bool(bool)
-        case .number(let number): self.number(number)
-        case .string(let string): self.string(string)
-        case .array(let array):
-            beginArray()
-            for element in array { self.value(element) }
-            endArray()
-        case .object(let object):
-            beginObject()
-            for (key, member) in object {
-                self.key(key)
-                self.value(member)
-            }
-            endObject()
-        }
-    }
-
-    /// Writes a message id as given (a string, or a number's original literal).
-    public mutating func messageID(_ id: MessageID) {
-        switch id {
-        case .string(let string):
-            self.string(string)
-        case .number(let literal):
-            if JSONParser.parseNumber(literal) != nil {
-                raw(literal)
-            } else {
-                string(literal)
-            }
-        }
-    }
-
     /// Writes JSON text verbatim as one value; the caller vouches it is valid JSON.
     public mutating func raw(_ json: String) {
         separate()
@@ -279,8 +239,6 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ key: StaticString, _ value: Double) { self.key(key); double(value) }
     /// Writes `"key":true|false`.
     public mutating func field(_ key: StaticString, _ value: Bool) { self.key(key); bool(value) }
-    /// Writes `"key":value` for any JSON value.
-    public mutating func field(_ key: StaticString, _ value: JSONValue) { self.key(key); self.value(value) }
     /// Writes `"key":"value"`, or `"key":null` when nil.
     public mutating func field(_ key: StaticString, _ value: String?) {
         self.key(key)
@@ -308,12 +266,6 @@ public struct JSONWriter: Sendable {
     }
     /// Writes `"key":null`.
     public mutating func nullField(_ key: StaticString) { self.key(key); null() }
-    /// Writes `"re":id` when there is an id; nothing otherwise.
-    public mutating func reField(_ id: MessageID?) {
-        guard let id else { return }
-        key("re")
-        messageID(id)
-    }
     /// Writes `"key":"value"` when `value` is not nil; nothing otherwise.
     public mutating func optionalField(_ key: StaticString, _ value: String?) {
         if let value { field(key, value) }
@@ -324,6 +276,14 @@ public struct JSONWriter: Sendable {
     }
     /// Writes `"key":value` when `value` is not nil; nothing otherwise.
     public mutating func optionalField(_ key: StaticString, _ value: Bool?) {
+        if let value { field(key, value) }
+    }
+    /// Writes `"key":value` when `value` is not nil; nothing otherwise.
+    public mutating func optionalField(_ key: StaticString, _ value: Int?) {
+        if let value { field(key, value) }
+    }
+    /// Writes `"key":value` when `value` is not nil; nothing otherwise.
+    public mutating func optionalField(_ key: StaticString, _ value: Double?) {
         if let value { field(key, value) }
     }
 
@@ -361,6 +321,7 @@ public struct JSONWriter: Sendable {
     private mutating func appendDouble(_ value: Double) {
         guard value.isFinite else {
             appendStatic("null")
+            wroteNonFiniteNumber = true
             return
         }
         if value.rounded(.towardZero) == value && value.magnitude < 1e15 {
