@@ -389,11 +389,12 @@ class FullDiskDevices(unittest.TestCase):
 
     def fill(self):
         filler = os.path.join(self.mnt, "filler")
-        with open(filler, "wb") as f:
+        # Unbuffered: a buffered file would keep the bytes the full disk refused and raise
+        # ENOSPC again when closed, depending on how much room the hub's files left.
+        with open(filler, "wb", buffering=0) as f:
             try:
                 while True:
                     f.write(b"\0" * 65536)
-                    f.flush()
             except OSError:
                 pass
         return filler
